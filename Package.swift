@@ -1,0 +1,70 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// One settings array for every target of ours (dependencies are untouched).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "TokenGate",
+    platforms: [.macOS(.v15), .iOS(.v17)],
+    products: [
+        .executable(name: "tokengate", targets: ["tokengate"]),
+        .library(name: "JOSE", targets: ["JOSE"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries: each imported by exactly one Swift module.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
+        ),
+
+        // JOSE over OpenSSL EVP: keys, JWS signing and verification, JWT claim checks.
+        .target(name: "JOSE", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        // A strict YAML reader over libyaml: nodes with line:column marks.
+        .target(name: "YAML", dependencies: ["CYAML"], swiftSettings: swiftSettings),
+
+        // The gateway's domain: Fleet Engine token model, configuration, backends, cache, limits, callers.
+        .target(
+            name: "TokenGateCore",
+            dependencies: [
+                "JOSE", "YAML",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+
+        .executableTarget(
+            name: "tokengate",
+            dependencies: [
+                "TokenGateCore", "JOSE", "YAML",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,60 @@
+/// Base64url without padding (RFC 7515 section 2), strict in what it accepts.
+///
+/// JWS compares signatures over the *encoded* segments, so two spellings of one byte string would let a token be
+/// altered without touching its signature. Decoding therefore accepts only the canonical form: no padding, no
+/// characters outside the URL-safe alphabet and no set bits past the last whole byte.
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    // Byte value -> 6-bit value, 0xFF for a foreign byte.
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        return table
+    }()
+
+    /// Encodes bytes as unpadded base64url.
+    public static func encode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var iterator = bytes.makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next()
+            let third = iterator.next()
+            let chunk = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
+            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
+            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
+            if second != nil { output.append(alphabet[Int(chunk >> 6 & 0x3F)]) }
+            if third != nil { output.append(alphabet[Int(chunk & 0x3F)]) }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes canonical unpadded base64url, or returns `nil` for anything else.
+    public static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
+        decode(utf8: Array(text.utf8))
+    }
+
+    /// Decodes canonical unpadded base64url from UTF-8 bytes, or returns `nil` for anything else.
+    public static func decode<Bytes: Collection<UInt8>>(utf8 input: Bytes) -> [UInt8]? {
+        // A lone trailing character carries only 6 bits: never a whole byte.
+        if input.count % 4 == 1 { return nil }
+        var output = [UInt8]()
+        output.reserveCapacity(input.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in input {
+            let value = decodeTable[Int(byte)]
+            if value == 0xFF { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // Leftover bits must be zero, or two different strings would decode to the same bytes.
+        return accumulator == 0 ? output : nil
+    }
+}

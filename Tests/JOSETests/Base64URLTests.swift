@@ -1,0 +1,37 @@
+import JOSE
+import Testing
+
+@Suite struct Base64URLTests {
+    @Test(arguments: [
+        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"),
+        ("foobar", "Zm9vYmFy"),
+    ])
+    func encodesRFC4648VectorsWithoutPadding(plain: String, encoded: String) {
+        #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
+        #expect(Base64URL.decode(encoded) == Array(plain.utf8))
+    }
+
+    @Test func usesTheURLSafeAlphabet() {
+        #expect(Base64URL.encode([0xFB, 0xFF, 0xBF]) == "-_-_")
+        #expect(Base64URL.decode("-_-_") == [0xFB, 0xFF, 0xBF])
+    }
+
+    @Test(arguments: [
+        "Zg==",  // padding
+        "Zm9v+/",  // standard-alphabet characters
+        "Zm 9v",  // whitespace
+        "Zh",  // non-zero trailing bits: "Zg" is the canonical spelling of "f"
+        "Zm9vY",  // a lone 6-bit tail
+    ])
+    func rejectsNonCanonicalText(text: String) {
+        #expect(Base64URL.decode(text) == nil)
+    }
+
+    @Test func roundTripsEveryByteValue() {
+        let bytes = (0...255).map { UInt8($0) }
+        for length in 0...bytes.count {
+            let slice = Array(bytes.prefix(length))
+            #expect(Base64URL.decode(Base64URL.encode(slice)) == slice)
+        }
+    }
+}

@@ -66,5 +66,7 @@ let package = Package(
         ),
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
+        .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
+        .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore"], swiftSettings: swiftSettings),
     ]
 )

@@ -21,7 +21,10 @@ public struct YAMLParser: Sendable {
         guard !bytes.isEmpty else { return nil }
         guard String(validating: bytes, as: UTF8.self) != nil else { throw .invalidUTF8 }
         // All libyaml state lives and dies here; the input buffer outlives the whole event loop.
-        return try bytes.withUnsafeBufferPointer { (input) throws(YAMLError) -> YAMLNode? in
+        return try bytes.withUnsafeBufferPointer { (whole) throws(YAMLError) -> YAMLNode? in
+            // libyaml counts a byte order mark as a column; editors do not. Hide it so marks match what people see.
+            let input = whole.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeBufferPointer(rebasing: whole.dropFirst(3)) : whole
+            guard !input.isEmpty else { return nil }
             let parser = UnsafeMutablePointer<yaml_parser_t>.allocate(capacity: 1)
             defer { parser.deallocate() }
             guard yaml_parser_initialize(parser) == 1 else { throw .syntax("out of memory", Mark(line: 1, column: 1)) }

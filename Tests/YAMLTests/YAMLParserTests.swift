@@ -83,7 +83,8 @@ import YAML
               b
             stripped: |-
               x
-            """)
+            """
+        )
         #expect(root["script"]?.scalar == YAMLScalar(value: "line one\nline two\n", isPlain: false))
         #expect(root["folded"]?.scalar == YAMLScalar(value: "a b\n", isPlain: false))
         #expect(root["stripped"]?.scalar == YAMLScalar(value: "x", isPlain: false))

@@ -2,8 +2,9 @@ internal import COpenSSL
 
 /// Collects key parameters for `EVP_PKEY_fromdata` (the OpenSSL 3 way to build keys; no deprecated RSA_/EC_KEY_).
 ///
-/// `OSSL_PARAM_BLD_push_*` keeps pointers until `OSSL_PARAM_BLD_to_param` copies them, so this class owns every
-/// BIGNUM and byte buffer it pushed and frees them (clearing first: they may be private) in `deinit`.
+/// `OSSL_PARAM_BLD_push_*` keeps pointers — to the value *and to the parameter name* — until
+/// `OSSL_PARAM_BLD_to_param` copies them, so this class owns every BIGNUM, name and byte buffer it pushed (a
+/// bridged Swift string would dangle) and frees them (clearing first: they may be private) in `deinit`.
 final class ParameterBuilder {
     private let builder: OpaquePointer
     private var numbers: [OpaquePointer] = []
@@ -28,20 +29,25 @@ final class ParameterBuilder {
         let number = bytes.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
         guard let number else { throw OpenSSLError.drain("BN_bin2bn") }
         numbers.append(number)
-        try check(OSSL_PARAM_BLD_push_BN(builder, name, number), "OSSL_PARAM_BLD_push_BN(\(name))")
+        try check(OSSL_PARAM_BLD_push_BN(builder, cString(name), number), "OSSL_PARAM_BLD_push_BN(\(name))")
     }
 
     /// An octet string (EC encoded point, Ed25519 raw key).
     func addBytes(_ name: String, _ bytes: [UInt8]) throws(OpenSSLError) {
         let copy = copyOf(bytes)
-        try check(OSSL_PARAM_BLD_push_octet_string(builder, name, copy.baseAddress, bytes.count), "push(\(name))")
+        let key = cString(name)
+        try check(OSSL_PARAM_BLD_push_octet_string(builder, key, copy.baseAddress, bytes.count), "push(\(name))")
     }
 
     /// A UTF-8 string (EC group name).
     func addString(_ name: String, _ value: String) throws(OpenSSLError) {
-        let copy = copyOf(Array(value.utf8) + [0])
-        let text = copy.baseAddress!.assumingMemoryBound(to: CChar.self)
-        try check(OSSL_PARAM_BLD_push_utf8_string(builder, name, text, 0), "push(\(name))")
+        try check(OSSL_PARAM_BLD_push_utf8_string(builder, cString(name), cString(value), 0), "push(\(name))")
+    }
+
+    // A NUL-terminated copy that lives as long as this builder.
+    private func cString(_ text: String) -> UnsafePointer<CChar> {
+        let copy = copyOf(Array(text.utf8) + [0])
+        return UnsafePointer(copy.baseAddress!.assumingMemoryBound(to: CChar.self))
     }
 
     private func copyOf(_ bytes: [UInt8]) -> UnsafeMutableRawBufferPointer {

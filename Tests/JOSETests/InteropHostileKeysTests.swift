@@ -79,7 +79,7 @@ struct InteropHostileKeysTests {
             file: "key.pem", algorithm: .es256, reasons: [.algorithmMismatch]),
         HostileKey(
             name: "EC parameters only", commands: [["ecparam", "-name", "prime256v1", "-out", "key.pem"]],
-            file: "key.pem", algorithm: nil, reasons: [.malformedKey]),
+            file: "key.pem", algorithm: nil, reasons: [.malformedKey, .unsupportedKey]),
     ]
 
     @Test(arguments: cases)

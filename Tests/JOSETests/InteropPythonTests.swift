@@ -102,11 +102,12 @@ struct InteropPythonTests {
         }
     }
 
-    /// Makes a key with `cryptography`, signs argv[1]'s algorithm over a JWT and writes {"jwk":…, "token":…}.
+    /// Makes a key with `cryptography` for argv[1]'s algorithm, signs a JWT and prints
+    /// {"jwk": public JWK, "private": private JWK, "token": compact JWS}.
     static let signProgram = #"""
-        import base64, json, sys, time
-        from cryptography.hazmat.primitives import hashes
-        from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
+        import base64, json, sys
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa, utils
 
         def b64e(raw):
             return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
@@ -120,38 +121,50 @@ struct InteropPythonTests {
         claims = {"iss": "python@example.com", "sub": "interop", "iat": now - 10, "exp": now + 3600}
         signing_input = (b64e(json.dumps(header, separators=(",", ":")).encode()) + "." +
                          b64e(json.dumps(claims, separators=(",", ":")).encode())).encode()
-        if alg == "ES384":
-            key = ec.generate_private_key(ec.SECP384R1())
+        curves = {"ES256": (ec.SECP256R1(), "P-256", 32, hashes.SHA256()),
+                  "ES384": (ec.SECP384R1(), "P-384", 48, hashes.SHA384()),
+                  "ES512": (ec.SECP521R1(), "P-521", 66, hashes.SHA512())}
+        rsa_hashes = {"256": hashes.SHA256(), "384": hashes.SHA384(), "512": hashes.SHA512()}
+        if alg in curves:
+            curve, crv, width, digest = curves[alg]
+            key = ec.generate_private_key(curve)
             numbers = key.public_key().public_numbers()
-            jwk = {"kty": "EC", "crv": "P-384", "x": uint(numbers.x, 48), "y": uint(numbers.y, 48)}
-            r, s = utils.decode_dss_signature(key.sign(signing_input, ec.ECDSA(hashes.SHA384())))
-            signature = r.to_bytes(48, "big") + s.to_bytes(48, "big")
-        elif alg == "PS256":
+            jwk = {"kty": "EC", "crv": crv, "x": uint(numbers.x, width), "y": uint(numbers.y, width)}
+            private = dict(jwk, d=uint(key.private_numbers().private_value, width))
+            r, s = utils.decode_dss_signature(key.sign(signing_input, ec.ECDSA(digest)))
+            signature = r.to_bytes(width, "big") + s.to_bytes(width, "big")
+        elif alg[:2] in ("RS", "PS"):
             key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
             numbers = key.public_key().public_numbers()
+            p = key.private_numbers()
             jwk = {"kty": "RSA", "n": uint(numbers.n), "e": uint(numbers.e)}
-            signature = key.sign(signing_input, padding.PSS(mgf=padding.MGF1(hashes.SHA256()),
-                                 salt_length=padding.PSS.DIGEST_LENGTH), hashes.SHA256())
+            private = dict(jwk, d=uint(p.d), p=uint(p.p), q=uint(p.q), dp=uint(p.dmp1), dq=uint(p.dmq1), qi=uint(p.iqmp))
+            digest = rsa_hashes[alg[2:]]
+            pad = padding.PKCS1v15() if alg.startswith("RS") else padding.PSS(
+                mgf=padding.MGF1(digest), salt_length=padding.PSS.DIGEST_LENGTH)
+            signature = key.sign(signing_input, pad, digest)
+        elif alg == "EdDSA":
+            key = ed25519.Ed25519PrivateKey.generate()
+            raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+            seed = key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                                     serialization.NoEncryption())
+            jwk = {"kty": "OKP", "crv": "Ed25519", "x": b64e(raw)}
+            private = dict(jwk, d=b64e(seed))
+            signature = key.sign(signing_input)
         else:
             raise SystemExit("unexpected alg " + alg)
-        jwk.update({"alg": alg, "use": "sig", "kid": "python-1"})
-        print(json.dumps({"jwk": jwk, "token": signing_input.decode() + "." + b64e(signature)}))
+        for member in (jwk, private):
+            member.update({"alg": alg, "use": "sig", "kid": "python-1"})
+        print(json.dumps({"jwk": jwk, "private": private, "token": signing_input.decode() + "." + b64e(signature)}))
         """#
 
-    @Test(arguments: [JWSAlgorithm.es384, .ps256])
+    static let pythonAlgorithms: [JWSAlgorithm] = [.es256, .es384, .es512, .rs256, .rs512, .ps256, .ps384, .edDSA]
+
+    @Test(arguments: pythonAlgorithms)
     func tokenGateVerifiesAPythonSignedJWT(algorithm: JWSAlgorithm) async throws {
         try await withTemporaryDirectory { directory in
-            let result = try await Interop.python(
-                Self.signProgram, [algorithm.rawValue, String(InteropJWT.now)], in: directory)
-            try #require(result.succeeded, "\(result)")
-            let output = try JSON.parse(Array(result.stdout.utf8))
-            guard case .object(let object) = output, case .object(let jwk)? = object["jwk"],
-                case .string(let token)? = object["token"]
-            else {
-                Issue.record("unexpected python output: \(result.stdout)")
-                return
-            }
-            let key = try JWSKey.jwk(JSON.serialize(.object(jwk)))
+            let made = try await Self.pythonKeyAndToken(algorithm, in: directory)
+            let key = try JWSKey.jwk(JSON.serialize(.object(made.publicJWK)))
             #expect(key.algorithm == algorithm)
             #expect(key.keyID == "python-1")
             #expect(!key.isPrivate)
@@ -159,13 +172,58 @@ struct InteropPythonTests {
             var policy = ValidationPolicy()
             policy.requireKeyID = true
             policy.issuer = "python@example.com"
-            let verified = try verifier.verify(token, policy: policy, now: InteropJWT.now)
+            let verified = try verifier.verify(made.token, policy: policy, now: InteropJWT.now)
             #expect(verified.algorithm == algorithm)
             #expect(verified.keyID == "python-1")
             #expect(verified.claims["sub"] == .string("interop"))
 
-            let forged = try InteropOpenSSLKeysTests.flippingSignatureBit(token)
-            #expect(throws: JWTValidationError.self) { try verifier.verify(forged, policy: policy, now: InteropJWT.now) }
+            let forged = try InteropOpenSSLKeysTests.flippingSignatureBit(made.token)
+            let error = #expect(throws: JWTValidationError.self) {
+                try verifier.verify(forged, policy: policy, now: InteropJWT.now)
+            }
+            #expect(error?.reason == .badSignature)
         }
+    }
+
+    @Test(arguments: pythonAlgorithms)
+    func aPythonPrivateJWKSignsForTheMatchingPublicJWK(algorithm: JWSAlgorithm) async throws {
+        try await withTemporaryDirectory { directory in
+            let made = try await Self.pythonKeyAndToken(algorithm, in: directory)
+            let privateKey = try JWSKey.jwk(JSON.serialize(.object(made.privateJWK)))
+            #expect(privateKey.isPrivate)
+            #expect(privateKey.algorithm == algorithm)
+            let publicKey = try JWSKey.jwk(JSON.serialize(.object(made.publicJWK)))
+            // The public half TokenGate derives must be the key python published.
+            let derived = try JSON.parse(try privateKey.publicJWK())
+            guard case .object(let derivedMembers) = derived else {
+                Issue.record("publicJWK is not an object")
+                return
+            }
+            for member in ["kty", "crv", "x", "y", "n", "e", "kid", "alg"] {
+                #expect(derivedMembers[member] == made.publicJWK[member], "\(algorithm) member \(member)")
+            }
+            for member in ["d", "p", "q", "dp", "dq", "qi"] { #expect(derivedMembers[member] == nil) }
+            let token = try JWSSigner(key: privateKey).sign(claims: JSONObject(["sub": .string("interop")]))
+            let (signingInput, signature) = try InteropJWT.split(token)
+            #expect(publicKey.isValidSignature(signature, for: Array(signingInput.utf8)))
+        }
+    }
+
+    struct PythonKey {
+        let publicJWK: JSONObject
+        let privateJWK: JSONObject
+        let token: String
+    }
+
+    static func pythonKeyAndToken(_ algorithm: JWSAlgorithm, in directory: TemporaryDirectory) async throws
+        -> PythonKey
+    {
+        let result = try await Interop.python(Self.signProgram, [algorithm.rawValue, String(InteropJWT.now)], in: directory)
+        try #require(result.succeeded, "\(result)")
+        let output = try JSON.parse(Array(result.stdout.utf8))
+        guard case .object(let object) = output, case .object(let publicJWK)? = object["jwk"],
+            case .object(let privateJWK)? = object["private"], case .string(let token)? = object["token"]
+        else { throw InteropError("unexpected python output: \(result.stdout)") }
+        return PythonKey(publicJWK: publicJWK, privateJWK: privateJWK, token: token)
     }
 }

@@ -10,6 +10,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/decoder.h>
 #include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -25,5 +26,9 @@
 static inline void tokengate_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
 
 static inline long tokengate_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+
+// Selection masks for EVP_PKEY_fromdata and OSSL_DECODER: OR-ed macros that Swift does not import.
+static inline int tokengate_EVP_PKEY_KEYPAIR(void) { return EVP_PKEY_KEYPAIR; }
+static inline int tokengate_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
 
 #endif

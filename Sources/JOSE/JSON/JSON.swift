@@ -1,0 +1,34 @@
+/// Strict JSON for tokens and key files (RFC 8259).
+public enum JSON {
+    /// Parses exactly one value: UTF-8, no trailing garbage, no duplicate member names in any object, nesting
+    /// depth at most 32. Integers that fit `Int64` (no fraction or exponent) become `.integer`, other numbers
+    /// `.double`. Throws `JSONError`.
+    public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
+        var parser = JSONParser(bytes)
+        return try parser.parseDocument()
+    }
+
+    /// Compact serialization in member order; strings escaped per RFC 8259 ("/" not escaped).
+    public static func serialize(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        JSONSerializer.write(value, to: &output)
+        return output
+    }
+}
+
+/// Why JSON text was refused, and where.
+public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A human sentence.
+    public let message: String
+    /// Byte offset in the input where the problem was found.
+    public let offset: Int
+
+    /// Creates an error.
+    public init(message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+
+    /// `message (at byte offset)`.
+    public var description: String { "\(message) (at byte \(offset))" }
+}

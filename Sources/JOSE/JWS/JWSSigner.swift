@@ -1,0 +1,39 @@
+/// Signs compact JWS/JWT. Checks once, at init, that the key is private (its algorithm binding was checked when
+/// the key was loaded).
+public struct JWSSigner: Sendable {
+    /// The private key and, through it, the algorithm.
+    public let key: JWSKey
+
+    /// Refuses a public key with `not_a_private_key`.
+    public init(key: JWSKey) throws {
+        guard key.isPrivate else { throw JWSKeyError(.notPrivate, "A public \(key.summary) key cannot sign.") }
+        self.key = key
+    }
+
+    /// A compact JWT. Header: `{"alg":…,"typ":"JWT","kid":…}` (kid if the key has one) plus `extraHeader`
+    /// members, which may replace `typ` or `kid` but never `alg`, and never add `crit`. Payload: the claims JSON.
+    public func sign(claims: JSONObject, extraHeader: JSONObject = JSONObject()) throws -> String {
+        var header = JSONObject()
+        header["alg"] = .string(key.algorithm.rawValue)
+        header["typ"] = "JWT"
+        if let keyID = key.keyID { header["kid"] = .string(keyID) }
+        for (name, value) in extraHeader {
+            switch name {
+            case "alg" where value != .string(key.algorithm.rawValue):
+                throw JWSKeyError(.algorithmMismatch, "The header alg must be the key's \(key.algorithm).")
+            case "crit":
+                throw JWSKeyError(.malformedKey, "\"crit\" headers are not supported (verifiers here reject them).")
+            default:
+                header[name] = value
+            }
+        }
+        return try sign(headerJSON: JSON.serialize(.object(header)), payload: JSON.serialize(.object(claims)))
+    }
+
+    /// Low level, for known-answer tests: the exact header and payload bytes, base64url-encoded as given.
+    public func sign(headerJSON: [UInt8], payload: [UInt8]) throws -> String {
+        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
+        let signature = try key.signature(for: Array(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+}

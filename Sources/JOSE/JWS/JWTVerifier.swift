@@ -1,0 +1,90 @@
+/// Verifies compact JWS/JWT against a key set.
+///
+/// Order: size cap; three segments (five → `jwe_not_supported`, other → `malformed`); strict base64url; header
+/// JSON object without duplicate names, string `alg` (and string `kid` if present), `crit` rejected; `alg`
+/// allowed; key chosen by `kid` (an unknown kid is rejected; without a kid only a sole fitting key is used);
+/// `alg` must equal the key's algorithm; signature; then, unless `signatureOnly`, the payload is a JSON object
+/// and `exp`/`nbf`/`iat` (with leeway), `iss`, `aud` (any-of), lifetime and `typ` are checked.
+public struct JWTVerifier: Sendable {
+    /// The keys tokens may be signed with.
+    public let keys: JWKSet
+
+    /// A verifier over `keys`.
+    public init(keys: JWKSet) { self.keys = keys }
+
+    /// The verified token, or the first failed check as a stable reason. `now` is epoch seconds.
+    public func verify(_ token: String, policy: ValidationPolicy, now: Int64) throws(JWTValidationError) -> VerifiedJWT {
+        guard token.utf8.count <= policy.maxTokenBytes else {
+            throw JWTValidationError(.tokenTooLarge, "The token is longer than \(policy.maxTokenBytes) bytes.")
+        }
+        let compact = try CompactJWS(token)
+        let header = try compact.header()
+        guard case .string(let algorithmName)? = header["alg"] else {
+            throw JWTValidationError(.malformed, "The header has no string \"alg\".")
+        }
+        var keyID: String?
+        if let kid = header["kid"] {
+            guard case .string(let kid) = kid else { throw JWTValidationError(.malformed, "\"kid\" is not a string.") }
+            keyID = kid
+        }
+        if header["crit"] != nil {
+            throw JWTValidationError(.unsupportedCrit, "The header lists critical extensions; none are supported.")
+        }
+        guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
+            throw JWTValidationError(.algNotAllowed, "Algorithm \"\(algorithmName)\" is not accepted.")
+        }
+        if let allowed = policy.allowedAlgorithms, !allowed.contains(algorithm) {
+            throw JWTValidationError(.algNotAllowed, "Algorithm \(algorithm) is not in the allow-list.")
+        }
+        let key = try selectKey(keyID: keyID, algorithm: algorithm, policy: policy)
+        // The key, not the token, decides the algorithm: this is what stops RS256/HS256 confusion.
+        guard key.algorithm == algorithm else {
+            throw JWTValidationError(.keyAlgMismatch, "The header says \(algorithm); the key is bound to \(key.algorithm).")
+        }
+        guard key.isValidSignature(compact.signature, for: compact.signingInput) else {
+            throw JWTValidationError(.badSignature, "The signature does not verify.")
+        }
+        let claims: JSONObject
+        if policy.signatureOnly {
+            claims = (try? compact.claims()) ?? JSONObject()
+        } else {
+            claims = try compact.claims()
+            try ClaimsCheck(claims: claims, policy: policy, now: now).run()
+            try checkType(header, policy: policy)
+        }
+        return VerifiedJWT(
+            header: header, claims: claims, payload: compact.payload, algorithm: algorithm, keyID: keyID, key: key)
+    }
+
+    private func selectKey(keyID: String?, algorithm: JWSAlgorithm, policy: ValidationPolicy) throws(JWTValidationError)
+        -> JWSKey
+    {
+        if let keyID {
+            guard let key = keys.key(withID: keyID) else {
+                throw JWTValidationError(.unknownKid, "No key has the token's kid.")
+            }
+            return key
+        }
+        if policy.requireKeyID { throw JWTValidationError(.missingKid, "The header has no \"kid\".") }
+        if keys.keys.count == 1 { return keys.keys[0] }
+        let fitting = keys.keys.filter { $0.algorithm == algorithm }
+        switch fitting.count {
+        case 1: return fitting[0]
+        case 0: throw JWTValidationError(.keyAlgMismatch, "No key is bound to \(algorithm).")
+        default: throw JWTValidationError(.missingKid, "Several keys fit \(algorithm); the token needs a \"kid\".")
+        }
+    }
+
+    private func checkType(_ header: JSONObject, policy: ValidationPolicy) throws(JWTValidationError) {
+        guard let required = policy.requiredType else { return }
+        guard case .string(let type)? = header["typ"], type.lowercased() == required.lowercased() else {
+            throw JWTValidationError(.wrongType, "The header typ is not \"\(required)\".")
+        }
+    }
+
+    /// Parses header and claims WITHOUT checking anything cryptographic: for display in `verify-token` only.
+    public static func decodeUnverified(_ token: String) -> (header: JSONObject?, claims: JSONObject?) {
+        guard let compact = try? CompactJWS(token) else { return (nil, nil) }
+        return (try? compact.header(), try? compact.claims())
+    }
+}

@@ -1,0 +1,54 @@
+/// A JWKS. Refuses duplicate kids, symmetric keys mixed with asymmetric ones, `use: enc`, and weak or invalid
+/// keys — each with a reason.
+public struct JWKSet: Sendable {
+    /// The keys, in the order given.
+    public let keys: [JWSKey]
+
+    /// A set from loaded keys; refuses duplicate key IDs and symmetric keys mixed with asymmetric ones.
+    public init(keys: [JWSKey]) throws {
+        var seen = Set<String>()
+        for keyID in keys.compactMap(\.keyID) where !seen.insert(keyID).inserted {
+            throw JWSKeyError(.duplicateKeyID, "Two keys share the key ID \"\(keyID)\".")
+        }
+        // With both kinds in one set, a public key could end up used as an HMAC secret somewhere.
+        let symmetricCount = keys.filter(\.isSymmetric).count
+        guard symmetricCount == 0 || symmetricCount == keys.count else {
+            throw JWSKeyError(.mixedKeyTypes, "A key set must not mix HMAC secrets with asymmetric keys.")
+        }
+        self.keys = keys
+    }
+
+    /// A set from JWKS JSON (`{"keys":[…]}`); any refused key refuses the whole set.
+    public init(json: [UInt8]) throws {
+        guard case .object(let object) = try JWSKey.parseKeyJSON(json), case .array(let elements)? = object["keys"]
+        else {
+            throw JWSKeyError(.malformedKey, "A JWKS must be a JSON object with a \"keys\" array.")
+        }
+        var keys: [JWSKey] = []
+        for (index, element) in elements.enumerated() {
+            guard case .object(let member) = element else {
+                throw JWSKeyError(.malformedKey, "JWKS entry \(index) is not a JSON object.")
+            }
+            do {
+                keys.append(try JWSKey.jwk(object: member, algorithm: nil))
+            } catch {
+                throw JWSKeyError(error.reason, "JWKS entry \(index): \(error.message)", openSSLError: error.openSSLError)
+            }
+        }
+        try self.init(keys: keys)
+    }
+
+    /// The key with this exact key ID, or nil (never a default key).
+    public func key(withID keyID: String) -> JWSKey? {
+        keys.first { $0.keyID == keyID }
+    }
+
+    /// `{"keys":[…]}` with the public JWK of every asymmetric key; HMAC keys are left out.
+    public func publicJSON() throws -> [UInt8] {
+        var published: [JSONValue] = []
+        for key in keys where !key.isSymmetric {
+            published.append(.object(try key.publicJWKObject()))
+        }
+        return JSON.serialize(.object(["keys": .array(published)]))
+    }
+}

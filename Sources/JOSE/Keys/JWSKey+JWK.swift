@@ -1,0 +1,110 @@
+extension JWSKey {
+    /// One JWK (JSON object bytes): kty RSA (n, e; private: d, p, q, dp, dq, qi), EC (crv P-256/384/521, x, y, d),
+    /// OKP (crv Ed25519, x, d) or oct (k). Its "alg" member wins; else `algorithm`; else the key type's default
+    /// (an oct key without either is refused). Refuses `"use": "enc"`. "kid" becomes `keyID`.
+    public static func jwk(_ json: [UInt8], algorithm: JWSAlgorithm? = nil) throws -> JWSKey {
+        guard case .object(let object) = try parseKeyJSON(json) else {
+            throw JWSKeyError(.malformedKey, "A JWK must be a JSON object.")
+        }
+        return try jwk(object: object, algorithm: algorithm)
+    }
+
+    static func parseKeyJSON(_ json: [UInt8]) throws(JWSKeyError) -> JSONValue {
+        do {
+            return try JSON.parse(json)
+        } catch {
+            throw JWSKeyError(.malformedKey, "Key JSON is not valid: \(error).")
+        }
+    }
+
+    static func jwk(object: JSONObject, algorithm requested: JWSAlgorithm?) throws(JWSKeyError) -> JWSKey {
+        let fields = JWKFields(object)
+        switch try fields.optionalString("use") {
+        case nil, "sig": break
+        case "enc": throw JWSKeyError(.encryptionKey, "A JWK with \"use\": \"enc\" is an encryption key.")
+        case let use?: throw JWSKeyError(.malformedKey, "Unknown JWK \"use\": \"\(use)\".")
+        }
+        let keyID = try fields.optionalString("kid")
+        var algorithm = requested
+        if let name = try fields.optionalString("alg") {
+            guard let named = JWSAlgorithm(rawValue: name) else {
+                throw JWSKeyError(.unsupportedKey, "JWK \"alg\": \"\(name)\" is not a supported JWS algorithm.")
+            }
+            algorithm = named
+        }
+        let kty = try fields.string("kty")
+        if kty == "oct" {
+            guard let algorithm else {
+                throw JWSKeyError(.malformedKey, "An oct JWK needs an \"alg\" member or an explicit algorithm.")
+            }
+            return try hmacKey(secret: fields.bytes("k"), algorithm: algorithm, keyID: keyID)
+        }
+        if let algorithm, algorithm.isSymmetric {
+            throw JWSKeyError(.algorithmMismatch, "A \(kty) JWK cannot be used for \(algorithm).")
+        }
+        let key: EVPKey
+        switch kty {
+        case "RSA": key = try JWKImport.rsa(fields)
+        case "EC": key = try JWKImport.ec(fields)
+        case "OKP": key = try JWKImport.okp(fields)
+        default: throw JWSKeyError(.unsupportedKey, "JWK kty \"\(kty)\" is not supported.")
+        }
+        return try bind(key, algorithm: algorithm, keyID: keyID)
+    }
+
+    // `hmac(secret:…)` with its error typed, for use inside typed-throws code.
+    private static func hmacKey(secret: [UInt8], algorithm: JWSAlgorithm, keyID: String?) throws(JWSKeyError) -> JWSKey {
+        do {
+            return try hmac(secret: secret, algorithm: algorithm, keyID: keyID)
+        } catch let error as JWSKeyError {
+            throw error
+        } catch {
+            throw JWSKeyError(.malformedKey, "\(error)")
+        }
+    }
+}
+
+/// Typed access to JWK members with `malformed_key` errors.
+struct JWKFields {
+    let object: JSONObject
+
+    init(_ object: JSONObject) { self.object = object }
+
+    func optionalString(_ name: String) throws(JWSKeyError) -> String? {
+        guard let value = object[name] else { return nil }
+        guard case .string(let string) = value else {
+            throw JWSKeyError(.malformedKey, "JWK member \"\(name)\" must be a string.")
+        }
+        return string
+    }
+
+    func string(_ name: String) throws(JWSKeyError) -> String {
+        guard let string = try optionalString(name) else {
+            throw JWSKeyError(.malformedKey, "JWK member \"\(name)\" is missing.")
+        }
+        return string
+    }
+
+    func optionalBytes(_ name: String) throws(JWSKeyError) -> [UInt8]? {
+        guard let text = try optionalString(name) else { return nil }
+        guard let bytes = Base64URL.decode(text), !bytes.isEmpty else {
+            throw JWSKeyError(.malformedKey, "JWK member \"\(name)\" is not canonical unpadded base64url.")
+        }
+        return bytes
+    }
+
+    func bytes(_ name: String) throws(JWSKeyError) -> [UInt8] {
+        guard let bytes = try optionalBytes(name) else {
+            throw JWSKeyError(.malformedKey, "JWK member \"\(name)\" is missing.")
+        }
+        return bytes
+    }
+
+    func bytes(_ name: String, length: Int) throws(JWSKeyError) -> [UInt8] {
+        let value = try bytes(name)
+        guard value.count == length else {
+            throw JWSKeyError(.malformedKey, "JWK member \"\(name)\" must be \(length) bytes, not \(value.count).")
+        }
+        return value
+    }
+}

@@ -1,0 +1,38 @@
+internal import Foundation
+
+/// Loads whatever a key file holds, detected by content: service-account JSON, JWKS, single JWK, or PEM
+/// (private key, public key or certificate). For the CLI's `--key FILE`.
+public enum KeyFile {
+    /// The keys in the file at `path`. `algorithm` applies to PEM and to JWKs without "alg"; `keyID` to PEM only.
+    public static func load(
+        contentsOf path: String,
+        algorithm: JWSAlgorithm? = nil,
+        keyID: String? = nil
+    ) throws -> [JWSKey] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw JWSKeyError(.malformedKey, "Cannot read key file \(path).")
+        }
+        return try load(bytes: [UInt8](data), algorithm: algorithm, keyID: keyID)
+    }
+
+    /// The keys in file contents already in memory (same detection as `load(contentsOf:…)`).
+    public static func load(bytes: [UInt8], algorithm: JWSAlgorithm? = nil, keyID: String? = nil) throws -> [JWSKey] {
+        let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
+        guard let start, bytes[start] == UInt8(ascii: "{") else {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw JWSKeyError(.malformedKey, "Key file is neither JSON nor PEM text.")
+            }
+            return [try JWSKey.pem(text, algorithm: algorithm, keyID: keyID)]
+        }
+        guard case .object(let object) = try JWSKey.parseKeyJSON(Array(bytes[start...])) else {
+            throw JWSKeyError(.malformedKey, "Key file JSON is not an object.")
+        }
+        if object["type"] != nil {
+            return [try ServiceAccountKey(json: Array(bytes[start...])).key]
+        }
+        if object["keys"] != nil {
+            return try JWKSet(json: Array(bytes[start...])).keys
+        }
+        return [try JWSKey.jwk(object: object, algorithm: algorithm)]
+    }
+}

@@ -1,0 +1,94 @@
+internal import COpenSSL
+
+extension EVPKey {
+    /// The first key or certificate in PEM text. Encrypted keys are refused rather than prompting for a password.
+    static func load(pem text: String) throws(JWSKeyError) -> EVPKey {
+        guard let block = PEMBlock.first(in: text) else {
+            throw JWSKeyError(.malformedKey, "No PEM block (-----BEGIN …-----) found.")
+        }
+        if block.label == "ENCRYPTED PRIVATE KEY" || block.text.contains("Proc-Type:") {
+            throw JWSKeyError(.unsupportedKey, "Encrypted PEM keys are not supported; decrypt the key file first.")
+        }
+        let bio: MemoryBIO
+        do {
+            bio = try MemoryBIO(copying: Array(block.text.utf8))
+        } catch {
+            throw .openSSL(error)
+        }
+        let isPrivate: Bool
+        let key: OpaquePointer?
+        switch block.label {
+        case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
+            isPrivate = true
+            // The callback refuses any password prompt (OpenSSL would otherwise read the terminal).
+            key = PEM_read_bio_PrivateKey(bio.pointer, nil, { _, _, _, _ in 0 }, nil)
+        case "PUBLIC KEY":
+            isPrivate = false
+            key = PEM_read_bio_PUBKEY(bio.pointer, nil, { _, _, _, _ in 0 }, nil)
+        case "RSA PUBLIC KEY":
+            isPrivate = false
+            key = decodePKCS1PublicKey(bio.pointer)
+        case "CERTIFICATE":
+            isPrivate = false
+            key = publicKey(fromCertificateIn: bio.pointer)
+        default:
+            throw JWSKeyError(.unsupportedKey, "PEM block \"\(block.label)\" is not a supported key or certificate.")
+        }
+        guard let key else {
+            throw JWSKeyError(
+                .malformedKey, "OpenSSL could not read the \(block.label) PEM block.",
+                openSSLError: .drain("PEM read \(block.label)"))
+        }
+        let evpKey = try make(takingOwnershipOf: key, isPrivate: isPrivate)
+        if case .ec = evpKey.kind { try evpKey.checkPublicKey() }
+        return evpKey
+    }
+
+    // "BEGIN RSA PUBLIC KEY" has no non-deprecated PEM_read_* call: the OpenSSL 3 decoder reads it.
+    private static func decodePKCS1PublicKey(_ bio: OpaquePointer) -> OpaquePointer? {
+        var key: OpaquePointer?
+        let selection = tokengate_EVP_PKEY_PUBLIC_KEY()
+        guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "PEM", nil, "RSA", selection, nil, nil) else {
+            return nil
+        }
+        defer { OSSL_DECODER_CTX_free(decoder) }
+        guard OSSL_DECODER_from_bio(decoder, bio) == 1 else { return nil }
+        return key
+    }
+
+    private static func publicKey(fromCertificateIn bio: OpaquePointer) -> OpaquePointer? {
+        guard let certificate = PEM_read_bio_X509(bio, nil, nil, nil) else { return nil }
+        defer { X509_free(certificate) }
+        // X509_get_pubkey returns a new reference: ours to free (X509_get0_pubkey would borrow).
+        return X509_get_pubkey(certificate)
+    }
+}
+
+/// One "-----BEGIN label-----" … "-----END label-----" block.
+struct PEMBlock {
+    let label: String
+    let text: String
+
+    /// The first block that is not "EC PARAMETERS" (which `openssl ecparam -genkey` writes before the key).
+    static func first(in text: String) -> PEMBlock? {
+        let bytes = Array(text.utf8)
+        var searchFrom = 0
+        while let block = next(in: bytes, from: &searchFrom) {
+            if block.label != "EC PARAMETERS" { return block }
+        }
+        return nil
+    }
+
+    private static func next(in bytes: [UInt8], from position: inout Int) -> PEMBlock? {
+        let begin = Array("-----BEGIN ".utf8)
+        guard let start = bytes[position...].firstRange(of: begin) else { return nil }
+        let labelStart = start.upperBound
+        guard let labelEnd = bytes[labelStart...].firstRange(of: Array("-----".utf8)) else { return nil }
+        let label = String(decoding: bytes[labelStart..<labelEnd.lowerBound], as: UTF8.self)
+        let end = Array("-----END \(label)-----".utf8)
+        guard let endRange = bytes[labelEnd.upperBound...].firstRange(of: end) else { return nil }
+        let block = String(decoding: bytes[start.lowerBound..<endRange.upperBound], as: UTF8.self)
+        position = endRange.upperBound
+        return PEMBlock(label: label, text: block + "\n")
+    }
+}

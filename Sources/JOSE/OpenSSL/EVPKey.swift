@@ -1,0 +1,105 @@
+internal import COpenSSL
+
+/// An owned `EVP_PKEY`: RSA, EC (P-256/384/521) or Ed25519.
+///
+/// Threads may share one `EVP_PKEY` that nobody mutates, each with its own `EVP_MD_CTX` (openssl-threads(7)).
+/// Nothing mutates the key after init and every operation makes its own context, hence `@unchecked Sendable`.
+final class EVPKey: @unchecked Sendable {
+    enum Kind: Equatable, Sendable {
+        case rsa(bits: Int)
+        case ec(ECCurve)
+        case ed25519
+    }
+
+    let pointer: OpaquePointer
+    let kind: Kind
+    let isPrivate: Bool
+
+    private init(pointer: OpaquePointer, kind: Kind, isPrivate: Bool) {
+        self.pointer = pointer
+        self.kind = kind
+        self.isPrivate = isPrivate
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    /// Takes ownership of `pointer` (freed here if the key type is refused).
+    static func make(takingOwnershipOf pointer: OpaquePointer, isPrivate: Bool) throws(JWSKeyError) -> EVPKey {
+        do {
+            let kind = try kind(of: pointer)
+            return EVPKey(pointer: pointer, kind: kind, isPrivate: isPrivate)
+        } catch {
+            EVP_PKEY_free(pointer)
+            throw error
+        }
+    }
+
+    private static func kind(of pointer: OpaquePointer) throws(JWSKeyError) -> Kind {
+        switch EVP_PKEY_get_base_id(pointer) {
+        case EVP_PKEY_RSA:
+            return .rsa(bits: Int(EVP_PKEY_get_bits(pointer)))
+        case EVP_PKEY_EC:
+            var buffer = [CChar](repeating: 0, count: 64)
+            var length = 0
+            guard EVP_PKEY_get_utf8_string_param(pointer, "group", &buffer, buffer.count, &length) == 1 else {
+                throw JWSKeyError(.unsupportedKey, "EC key without a named curve.", openSSLError: .drain("group"))
+            }
+            let name = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard let curve = ECCurve(groupName: name) else {
+                throw JWSKeyError(.unsupportedKey, "EC curve \(name) is not P-256, P-384 or P-521.")
+            }
+            return .ec(curve)
+        case EVP_PKEY_ED25519:
+            return .ed25519
+        case EVP_PKEY_RSA_PSS:
+            throw JWSKeyError(.unsupportedKey, "RSA-PSS-restricted keys are not supported; use a plain RSA key.")
+        default:
+            throw JWSKeyError(.unsupportedKey, "Only RSA, EC P-256/384/521 and Ed25519 keys are supported.")
+        }
+    }
+
+    /// The algorithm a key of this kind gets when none is named.
+    var defaultAlgorithm: JWSAlgorithm {
+        switch kind {
+        case .rsa: .rs256
+        case .ec(let curve): curve.algorithm
+        case .ed25519: .edDSA
+        }
+    }
+
+    /// Refuses an algorithm the key cannot serve, and RSA under 2048 bits.
+    func validate(for algorithm: JWSAlgorithm) throws(JWSKeyError) {
+        switch (kind, algorithm.family) {
+        case (.rsa(let bits), .rsa), (.rsa(let bits), .rsaPSS):
+            guard bits >= 2048 else { throw JWSKeyError(.weakKey, "RSA key of \(bits) bits; at least 2048 needed.") }
+        case (.ec(let curve), .ecdsa):
+            guard curve.algorithm == algorithm else {
+                throw JWSKeyError(.algorithmMismatch, "An EC \(curve.jwkName) key cannot be used for \(algorithm).")
+            }
+        case (.ed25519, .edDSA):
+            break
+        default:
+            throw JWSKeyError(.algorithmMismatch, "A \(summary) key cannot be used for \(algorithm).")
+        }
+    }
+
+    /// "RSA 2048", "EC P-256", "Ed25519".
+    var summary: String {
+        switch kind {
+        case .rsa(let bits): "RSA \(bits)"
+        case .ec(let curve): "EC \(curve.jwkName)"
+        case .ed25519: "Ed25519"
+        }
+    }
+
+    /// Checks that an EC public point lies on its curve (and the key is otherwise consistent).
+    func checkPublicKey() throws(JWSKeyError) {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
+            throw JWSKeyError.openSSL(.drain("EVP_PKEY_CTX_new_from_pkey"))
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_public_check(context) == 1 else {
+            throw JWSKeyError(.invalidECPoint, "The public key fails OpenSSL's check.", openSSLError: .drain("EVP_PKEY_public_check"))
+        }
+    }
+}

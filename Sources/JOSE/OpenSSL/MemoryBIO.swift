@@ -1,0 +1,31 @@
+internal import COpenSSL
+
+/// An owned memory BIO, for PEM in and out.
+final class MemoryBIO {
+    let pointer: OpaquePointer
+
+    /// An empty, writable BIO.
+    init() throws(OpenSSLError) {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw OpenSSLError.drain("BIO_new") }
+        pointer = bio
+    }
+
+    /// A BIO holding a copy of `bytes` (a writable memory BIO copies; BIO_new_mem_buf would only borrow).
+    convenience init(copying bytes: [UInt8]) throws(OpenSSLError) {
+        try self.init()
+        let written = bytes.withUnsafeBufferPointer { BIO_write(pointer, $0.baseAddress, Int32($0.count)) }
+        guard written == bytes.count else { throw OpenSSLError.drain("BIO_write") }
+    }
+
+    deinit { BIO_free(pointer) }
+
+    /// Everything written so far, as text.
+    func string() -> String {
+        var data: UnsafeMutablePointer<CChar>?
+        // get0-style: the bytes stay owned by the BIO.
+        let length = tokengate_BIO_get_mem_data(pointer, &data)
+        guard let data, length > 0 else { return "" }
+        let bytes = UnsafeRawBufferPointer(start: data, count: length)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -124,7 +124,9 @@ extension TokenCache {
                     // A value already inside the refresh window (a short-lived token) would otherwise trigger a
                     // refresh on every request: hold the next one back as after a failure.
                     var entry = Entry(value: value)
-                    if remaining < limits.refreshBefore { entry.refreshNotBefore = limits.nextRefresh(after: monotonic) }
+                    if remaining < limits.refreshBefore {
+                        entry.refreshNotBefore = limits.nextRefresh(after: monotonic)
+                    }
                     // Insertion goes through the bound: if the key was evicted meanwhile, the LRU entry makes room.
                     if let slot = entries.slot(for: key) { entries[slot] = entry } else { entries.insert(key, entry) }
                 }

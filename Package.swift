@@ -55,10 +55,18 @@ let package = Package(
         ),
 
 
+        // Backend plugins: compile-time plugins, statically linked, listed in a registry.
+        .target(
+            name: "StaticKeySigner",
+            dependencies: ["TokenGateCore", "JOSE"],
+            path: "Plugins/StaticKeySigner",
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "JOSE", "YAML",
+                "TokenGateCore", "JOSE", "StaticKeySigner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -67,6 +75,11 @@ let package = Package(
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
-        .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore", "JOSE", "YAML"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "StaticKeySignerTests",
+            dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

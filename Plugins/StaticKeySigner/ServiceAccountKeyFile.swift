@@ -10,20 +10,12 @@ enum ServiceAccountKeyFile {
             try generate(at: path, node: node, type: type, provider: provider)
         }
         do {
-            return try ServiceAccountKey(json: try read(node))
+            return try ServiceAccountKey(json: try node.fileContents())
         } catch let error as ConfigError {
             throw error
         } catch {
             throw node.error("not a usable service-account key file: \(error)")
         }
-    }
-
-    static func read(_ node: ConfigNode) throws -> [UInt8] {
-        let path = try node.path()
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw node.error(FileManager.default.fileExists(atPath: path) ? "cannot read \(path)" : "no such file: \(path)")
-        }
-        return [UInt8](data)
     }
 
     /// Writes a fresh key file readable by its owner only, atomically, in a directory only the owner can enter.

@@ -75,7 +75,7 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
         let email = try entry.required("clientEmail").nonEmptyString()
         let key: JWSKey
         do {
-            key = try JWSKey.pem(String(decoding: try ServiceAccountKeyFile.read(fileNode), as: UTF8.self), algorithm: .rs256, keyID: keyID)
+            key = try JWSKey.pem(String(decoding: try fileNode.fileContents(), as: UTF8.self), algorithm: .rs256, keyID: keyID)
         } catch let error as ConfigError {
             throw error
         } catch {

@@ -44,7 +44,7 @@ extension ClientConfig {
         let jwksNode = try mapping.required("jwksFile")
         let keys: JWKSet
         do {
-            keys = try JWKSet(json: try ConfigFiles.read(jwksNode))
+            keys = try JWKSet(json: try jwksNode.fileContents())
         } catch let error as ConfigError {
             throw error
         } catch {

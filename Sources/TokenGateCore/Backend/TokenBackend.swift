@@ -62,6 +62,14 @@ public protocol TokenBackend: Sendable {
     func issue(_ request: TokenRequest) async throws -> IssuedToken
     /// The keys that verify this backend's tokens.
     func verificationKeys() async throws -> VerificationKeys
+    /// Called when a token names a `kid` the current keys lack. A backend that fetches its keys may refetch them
+    /// (rate-limited) and return the new set; `nil` means nothing changed and the token stays rejected.
+    func verificationKeys(refreshingFor unknownKeyID: String) async throws -> VerificationKeys?
+}
+
+extension TokenBackend {
+    /// Backends whose keys are fixed at load time have nothing to refetch.
+    public func verificationKeys(refreshingFor unknownKeyID: String) async throws -> VerificationKeys? { nil }
 }
 
 /// What a factory gets to build one provider's backend.

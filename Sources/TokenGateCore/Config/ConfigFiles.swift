@@ -1,9 +1,9 @@
 import Foundation
 
-/// Reads files that configuration values name, with errors located at the value.
-enum ConfigFiles {
-    /// The bytes of the file `node` names (relative to the configuration file).
-    static func read(_ node: ConfigNode) throws -> [UInt8] {
+extension ConfigNode {
+    /// The bytes of the file this value names (relative to the configuration file), or a located error.
+    public func fileContents() throws -> [UInt8] {
+        let node = self
         let path = try node.path()
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {

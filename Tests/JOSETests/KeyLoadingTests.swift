@@ -96,6 +96,15 @@ import Testing
         #expect(throws: JWSKeyError(.unsupportedKey, "")) { try JWSKey.jwk(JSON.serialize(.object(jwk))) }
     }
 
+    @Test func aPrivateJWKWhoseHalvesDoNotMatchIsRefused() throws {
+        var ed = try #require(try JSON.parse(Array(RFCVectors.ed25519Key.utf8)).objectValue)
+        ed["d"] = .string(Base64URL.encode([UInt8](repeating: 1, count: 32)))
+        #expect(throws: JWSKeyError(.malformedKey, "")) { try JWSKey.jwk(JSON.serialize(.object(ed))) }
+        var ec = try #require(try JSON.parse(Array(RFCVectors.es256Key.utf8)).objectValue)
+        ec["d"] = .string(Base64URL.encode([UInt8](repeating: 1, count: 32)))
+        #expect(throws: JWSKeyError(.malformedKey, "")) { try JWSKey.jwk(JSON.serialize(.object(ec))) }
+    }
+
     @Test func octKeysNeedAnAlgorithm() throws {
         let oct = #"{"kty":"oct","k":"\#(Base64URL.encode([UInt8](repeating: 1, count: 64)))"}"#
         #expect(throws: JWSKeyError(.malformedKey, "")) { try JWSKey.jwk(Array(oct.utf8)) }

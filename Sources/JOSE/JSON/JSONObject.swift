@@ -66,6 +66,4 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     mutating func append(uniqueKey key: String, value: JSONValue) {
         members.append(Member(key: key, value: value))
     }
-
-    func contains(key: String) -> Bool { members.contains { $0.key == key } }
 }

@@ -66,6 +66,8 @@ struct JSONParser {
     private mutating func parseObject() throws(JSONError) -> JSONObject {
         index += 1  // "{"
         var object = JSONObject()
+        // A set keeps duplicate detection linear: a 16 KiB token can hold thousands of members.
+        var names = Set<String>()
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -76,7 +78,7 @@ struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw failure("Expected a member name") }
             let nameOffset = index
             let name = try parseString()
-            guard !object.contains(key: name) else {
+            guard names.insert(name).inserted else {
                 throw JSONError(message: "Duplicate member name \"\(name)\"", offset: nameOffset)
             }
             skipWhitespace()

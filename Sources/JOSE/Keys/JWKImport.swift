@@ -74,6 +74,9 @@ enum JWKImport {
             try fill(builder)
             return try builder.makeKey(type: type, isPrivate: isPrivate)
         }
-        return try EVPKey.make(takingOwnershipOf: pointer, isPrivate: isPrivate)
+        let key = try EVPKey.make(takingOwnershipOf: pointer, isPrivate: isPrivate)
+        // A JWK spells the public and private parts separately, so nothing guarantees they match.
+        if isPrivate { try key.checkKeyPair() }
+        return key
     }
 }

@@ -94,12 +94,29 @@ final class EVPKey: @unchecked Sendable {
 
     /// Checks that an EC public point lies on its curve (and the key is otherwise consistent).
     func checkPublicKey() throws(JWSKeyError) {
+        try withKeyContext { context throws(JWSKeyError) in
+            guard EVP_PKEY_public_check(context) == 1 else {
+                let queue = OpenSSLError.drain("EVP_PKEY_public_check")
+                throw JWSKeyError(.invalidECPoint, "The public key fails OpenSSL's check.", openSSLError: queue)
+            }
+        }
+    }
+
+    /// Checks that the private and public parts of a key built from separate JWK members belong together.
+    func checkKeyPair() throws(JWSKeyError) {
+        try withKeyContext { context throws(JWSKeyError) in
+            guard EVP_PKEY_pairwise_check(context) == 1 else {
+                let queue = OpenSSLError.drain("EVP_PKEY_pairwise_check")
+                throw JWSKeyError(.malformedKey, "The private key does not match its public key.", openSSLError: queue)
+            }
+        }
+    }
+
+    private func withKeyContext(_ body: (OpaquePointer) throws(JWSKeyError) -> Void) throws(JWSKeyError) {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
             throw JWSKeyError.openSSL(.drain("EVP_PKEY_CTX_new_from_pkey"))
         }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_public_check(context) == 1 else {
-            throw JWSKeyError(.invalidECPoint, "The public key fails OpenSSL's check.", openSSLError: .drain("EVP_PKEY_public_check"))
-        }
+        try body(context)
     }
 }

@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries: each imported by exactly one Swift module.
@@ -63,10 +64,40 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The HTTP face: routes, request context, the only place errors become status codes.
+        .target(
+            name: "TokenGateHTTP",
+            dependencies: [
+                "TokenGateCore", "JOSE",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Test support only: a manual clock, temporary directories, a real gateway on an ephemeral port.
+        .target(
+            name: "TokenGateTesting",
+            dependencies: [
+                "TokenGateCore", "TokenGateHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "JOSE", "StaticKeySigner",
+                "TokenGateCore", "TokenGateHTTP", "JOSE", "StaticKeySigner",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -76,6 +107,11 @@ let package = Package(
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
         .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore", "JOSE", "YAML"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TokenGateHTTPTests",
+            dependencies: ["TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StaticKeySignerTests",
             dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE"],

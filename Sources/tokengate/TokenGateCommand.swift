@@ -12,7 +12,7 @@ struct TokenGateCommand: AsyncParsableCommand {
         abstract: "Mints, fetches, verifies and serves Google Fleet Engine tokens for many tenants.",
         version: "0.1.0",
         subcommands: [
-            CheckConfigCommand.self, VerifyTokenCommand.self, MintCommand.self, KeygenCommand.self,
+            ServeCommand.self, CheckConfigCommand.self, VerifyTokenCommand.self, MintCommand.self, KeygenCommand.self,
             HashAPIKeyCommand.self,
         ]
     )

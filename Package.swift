@@ -81,5 +81,6 @@ let package = Package(
             dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
     ]
 )

@@ -4,6 +4,12 @@ import Testing
 
 /// `keygen` and `hash-api-key`: the files and digests an operator puts in `config.yaml`.
 @Suite struct KeygenAndHashCLITests {
+    /// The value on the output line that starts with `label` (`kid:         3f…` → `3f…`).
+    static func value(of label: String, in output: String) -> String? {
+        output.split(separator: "\n").first { $0.hasPrefix(label) }?.dropFirst(label.count)
+            .trimmingCharacters(in: .whitespaces)
+    }
+
     @Test(arguments: [JWSAlgorithm.rs256, .es256, .edDSA])
     func keygenWritesAnOwnerOnlyKeyWhosePublicJWKVerifiesItsTokens(_ algorithm: JWSAlgorithm) async throws {
         try await withCLI { cli in
@@ -41,8 +47,7 @@ import Testing
         try await withCLI { cli in
             let result = try await cli.run(["keygen", "--out", "keys"])
             try #require(result.status == 0, "\(result)")
-            let line = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("kid:") })
-            let kid = line.dropFirst("kid:".count).trimmingCharacters(in: .whitespaces)
+            let kid = try #require(Self.value(of: "kid:", in: result.stdout), "\(result)")
             #expect(kid.count == 40 && kid.allSatisfy(\.isHexDigit), "kid \(kid)")
             let publicJWK = try #require(try JSON.parse(Array(cli.read("keys/\(kid).jwk.json"))).objectValue)
             #expect(publicJWK["kid"] == .string(kid))
@@ -104,9 +109,8 @@ import Testing
             for _ in 0..<2 {
                 let result = try await cli.run(["hash-api-key", "--generate"])
                 try #require(result.status == 0, "\(result)")
-                let lines = result.stdout.split(separator: "\n").map(String.init)
-                let key = try #require(lines.first { $0.hasPrefix("apiKey:") }?.dropFirst("apiKey:".count).trimmingCharacters(in: .whitespaces))
-                let digest = try #require(lines.first { $0.hasPrefix("keySha256:") }?.dropFirst("keySha256:".count).trimmingCharacters(in: .whitespaces))
+                let key = try #require(Self.value(of: "apiKey:", in: result.stdout), "\(result)")
+                let digest = try #require(Self.value(of: "keySha256:", in: result.stdout), "\(result)")
                 #expect(key.hasPrefix("tg_") && key.count >= 40, "key \(key)")
                 #expect(digest == CLIFixtures.hex(try Digest.sha256(Array(key.utf8))))
                 keys.insert(key)

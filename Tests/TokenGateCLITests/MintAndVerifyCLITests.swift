@@ -110,6 +110,21 @@ import Testing
         }
     }
 
+    @Test func verifyTokenAcceptsAMintedTokenAgainstTheServiceAccountFileWithoutPrintingItsKey() async throws {
+        try await withCLI { cli in
+            let token = try await Self.mintTripToken(cli)
+            let issuer = "tokengate-consumer@acme-rides.iam.gserviceaccount.com"
+            let strict = ["--require-kid", "--alg", "RS256", "--audience", CLIFixtures.audience, "--max-lifetime", "3600"]
+            let accepted = try await cli.run(["verify-token", token, "--key", "state/consumer.json", "--issuer", issuer] + strict)
+            #expect(accepted.status == 0, "\(accepted)")
+            #expect(accepted.stdout.contains("verdict: valid"))
+            #expect(!accepted.output.contains("BEGIN"))
+            let otherIssuer = try await cli.run(["verify-token", token, "--key", "state/consumer.json", "--issuer", "x@y.z", "--json"])
+            #expect(otherIssuer.status == 1, "\(otherIssuer)")
+            #expect(try CLIFixtures.verdict(otherIssuer)["reason"] == "wrong_issuer")
+        }
+    }
+
     @Test func verifyTokenJudgesAtTheGivenTime() async throws {
         try await withCLI { cli in
             let token = try await Self.mintTripToken(cli)

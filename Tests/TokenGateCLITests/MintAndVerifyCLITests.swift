@@ -73,6 +73,7 @@ import Testing
         Scenario(scope: ["--type", "consumer", "--trip-id", "t-2"], reason: "wrong_context"),
         Scenario(scope: ["--trip-id", "t-2"], reason: "wrong_context"),
         Scenario(scope: ["--type", "delivery-consumer", "--tracking-id", "t-1"], reason: "wrong_context"),
+        Scenario(scope: ["--vehicle-id", "v-1"], reason: "wrong_context"),
     ]
 
     @Test(arguments: scenarios)

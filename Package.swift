@@ -62,6 +62,7 @@ let package = Package(
             path: "Plugins/StaticKeySigner",
             swiftSettings: swiftSettings
         ),
+        .target(name: "FileTokenSource", dependencies: ["TokenGateCore", "JOSE", "YAML", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Plugins/FileTokenSource", swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "tokengate",
@@ -81,5 +82,6 @@ let package = Package(
             dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "FileTokenSourceTests", dependencies: ["FileTokenSource", "TokenGateCore", "JOSE"], swiftSettings: swiftSettings),
     ]
 )

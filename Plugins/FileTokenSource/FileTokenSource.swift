@@ -32,6 +32,8 @@ public final class FileTokenSource: TokenBackend, Service {
         var lastSeen: [UInt8]?
         /// The last failure reported, so a file that stays broken is reported once, not on every poll.
         var lastFailure: String?
+        /// SHA-256 of the content that last failed to parse: the same bytes are not parsed again.
+        var failedDigest: [UInt8]?
     }
 
     // `issue` takes this lock only to copy one entry; tables are built outside it and swapped in whole.
@@ -56,6 +58,10 @@ public final class FileTokenSource: TokenBackend, Service {
         logger[metadataKey: "file"] = "\(path)"
         self.logger = logger
         self.state = Mutex(State(table: initial.table, digest: initial.digest, lastSeen: initial.digest))
+        self.logger.info(
+            "loaded pre-issued tokens",
+            metadata: ["loaded": "\(initial.table.tokens.count)", "skipped": "\(initial.table.skipped.count)"]
+        )
         report(initial.table)
     }
 
@@ -108,38 +114,52 @@ public final class FileTokenSource: TokenBackend, Service {
             } catch {
                 return failed("\(error)")
             }
-            let (loadedDigest, lastSeen) = state.withLock { state in
+            let (loadedDigest, lastSeen, failedDigest, lastFailure) = state.withLock { state in
                 defer { state.lastSeen = digest }
-                return (state.digest, state.lastSeen)
+                return (state.digest, state.lastSeen, state.failedDigest, state.lastFailure)
             }
             if digest == loadedDigest {
-                state.withLock { $0.lastFailure = nil }
+                state.withLock { state in
+                    state.lastFailure = nil
+                    state.failedDigest = nil
+                }
                 return .unchanged
             }
             if requiringStableContent, digest != lastSeen { return .changing }
-            let table: TokenTable
-            do {
-                table = try TokenTable.parse(bytes, file: ConfigFile(path: path, environment: [:]), verifier: verifier, now: clock.wallSeconds())
-            } catch {
-                return failed("\(error)")
-            }
-            state.withLock { state in
-                state.table = table
-                state.digest = digest
-                state.lastFailure = nil
-            }
-            logger.info(
-                "reloaded pre-issued tokens",
-                metadata: ["loaded": "\(table.tokens.count)", "skipped": "\(table.skipped.count)"]
-            )
-            report(table)
-            return .reloaded(loaded: table.tokens.count, skipped: table.skipped)
+            if digest == failedDigest, let lastFailure { return .failed(reason: lastFailure) }
+            return load(bytes, digest: digest)
         }
     }
 
-    private func failed(_ reason: String) -> ReloadOutcome {
+    /// Parses and verifies `bytes` outside the state lock, then swaps the table in whole, or keeps the old one.
+    private func load(_ bytes: [UInt8], digest: [UInt8]) -> ReloadOutcome {
+        let table: TokenTable
+        do {
+            let file = ConfigFile(path: path, environment: [:])
+            table = try TokenTable.parse(bytes, file: file, verifier: verifier, now: clock.wallSeconds())
+        } catch {
+            return failed("\(error)", digest: digest)
+        }
+        state.withLock { state in
+            state.table = table
+            state.digest = digest
+            state.lastFailure = nil
+            state.failedDigest = nil
+        }
+        logger.info(
+            "reloaded pre-issued tokens",
+            metadata: ["loaded": "\(table.tokens.count)", "skipped": "\(table.skipped.count)"]
+        )
+        report(table)
+        return .reloaded(loaded: table.tokens.count, skipped: table.skipped)
+    }
+
+    private func failed(_ reason: String, digest: [UInt8]? = nil) -> ReloadOutcome {
         let isNew = state.withLock { state in
-            defer { state.lastFailure = reason }
+            defer {
+                state.lastFailure = reason
+                state.failedDigest = digest
+            }
             return state.lastFailure != reason
         }
         if isNew {

@@ -111,7 +111,7 @@ private struct Builder {
         for (rawID, tokenNode) in try node.entries() {
             guard let id = ContextID(rawID) else {
                 let message = "not a context ID: use 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + ="
-                skip(tokenNode, .invalidContext, message)
+                skip(tokenNode, SkipReason.invalidContext, message)
                 continue
             }
             try add(tokenNode, context: makeContext(id))
@@ -126,13 +126,13 @@ private struct Builder {
         do {
             let verified = try verifier.verify(compact, for: context, now: now)
             guard let expiresAt = verified.expiresAt else {
-                skip(node, .init("missing_claim"), "the token has no exp")
+                skip(node, SkipReason.missingClaim, "the token has no exp")
                 return
             }
             table.tokens[context] = TokenEntry(compact: compact, keyID: verified.keyID, expiresAt: expiresAt)
-        } catch where error.reason == .insufficientLifetime {
+        } catch let rejection where rejection.reason == .insufficientLifetime {
             // Past `exp` but inside the verifier's leeway: to an operator that is simply expired.
-            skip(node, .expired, "the token has expired")
+            skip(node, SkipReason.expired, "the token has expired")
         } catch {
             skip(node, error.reason, error.message)
         }
@@ -145,9 +145,12 @@ private struct Builder {
     }
 }
 
-extension TokenRejection.Reason {
+/// Reason codes for entries the verifier never saw or whose code would mislead an operator.
+private enum SkipReason {
     /// The file names a context ID TokenGate refuses (empty, too long, `*`, or outside the allowed characters).
     static let invalidContext = TokenRejection.Reason("invalid_context")
     /// The token's `exp` has passed (JOSE's own code, also used when the verifier's leeway would still accept it).
     static let expired = TokenRejection.Reason("expired")
+    /// The token has no `exp` (the verifier requires one, so this is a backstop).
+    static let missingClaim = TokenRejection.Reason("missing_claim")
 }

@@ -14,10 +14,22 @@ import TokenGateCore
 
     @Test(arguments: [
         ("  type: file\n  pathh: tokens.yaml\n" + verify, "config.yaml:3:3: backend.pathh: unknown key"),
-        ("  type: file\n  path: tokens.yaml\n  pollInterval: 1ms\n" + verify, "config.yaml:4:17: backend.pollInterval: must be between 10ms and 1h"),
-        ("  type: file\n  path: tokens.yaml\n  pollInterval: soon\n" + verify, "config.yaml:4:17: backend.pollInterval: expected a duration"),
-        ("  type: file\n  path: tokens.yaml\n  verify:\n    - jwksUrl: https://keys.example/jwks.json\n", "backend.verify[0].jwksUrl: this backend reads keys from files only"),
-        ("  type: file\n  path: tokens.yaml\n  verify:\n    - jwksFile: nowhere.json\n", "config.yaml:5:17: backend.verify[0].jwksFile: no such file"),
+        (
+            "  type: file\n  path: tokens.yaml\n  pollInterval: 1ms\n" + verify,
+            "config.yaml:4:17: backend.pollInterval: must be between 10ms and 1h"
+        ),
+        (
+            "  type: file\n  path: tokens.yaml\n  pollInterval: soon\n" + verify,
+            "config.yaml:4:17: backend.pollInterval: expected a duration"
+        ),
+        (
+            "  type: file\n  path: tokens.yaml\n  verify:\n    - jwksUrl: https://keys.example/jwks.json\n",
+            "backend.verify[0].jwksUrl: this backend reads keys from files only"
+        ),
+        (
+            "  type: file\n  path: tokens.yaml\n  verify:\n    - jwksFile: nowhere.json\n",
+            "config.yaml:5:17: backend.verify[0].jwksFile: no such file"
+        ),
         ("  type: file\n  path: tokens.yaml\n", "config.yaml:2:3: backend.verify: missing required key"),
         ("  type: file\n" + verify, "config.yaml:2:3: backend.path: missing required key"),
     ])

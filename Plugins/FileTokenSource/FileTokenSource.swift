@@ -73,7 +73,7 @@ public final class FileTokenSource: TokenBackend, Service {
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
         let context = request.context
         let (entry, hasType) = state.withLock { state in
-            (state.table.tokens[context], state.table.tokens.keys.contains { $0.tokenType == context.tokenType })
+            (state.table.tokens[context], state.table.tokenTypes.contains(context.tokenType))
         }
         guard let entry else {
             guard hasType else { throw TokenGateError(.unknownTokenType, "the token file holds no \(context.tokenType) tokens") }

@@ -16,9 +16,8 @@ struct TokenTable: Sendable {
 
     var tokens: [TokenContext: TokenEntry] = [:]
     var skipped: [SkippedToken] = []
-
-    /// The token types with at least one token in force.
-    var tokenTypes: Set<TokenType> { Set(tokens.keys.map(\.tokenType)) }
+    /// The token types with at least one token in force; stored, as `issue` asks on every call.
+    private(set) var tokenTypes: Set<TokenType> = []
 
     /// Parses `bytes` as the token file and verifies every token at `now`.
     ///
@@ -96,7 +95,9 @@ struct TokenTable: Sendable {
             case .deliveryDriver: try builder.addAll(typeNode, as: TokenContext.deliveryVehicle)
             }
         }
-        return builder.table
+        var table = builder.table
+        table.tokenTypes = Set(table.tokens.keys.map(\.tokenType))
+        return table
     }
 }
 

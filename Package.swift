@@ -63,6 +63,16 @@ let package = Package(
             path: "Plugins/StaticKeySigner",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "FileTokenSource",
+            dependencies: [
+                "TokenGateCore", "JOSE", "YAML",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/FileTokenSource",
+            swiftSettings: swiftSettings
+        ),
 
         // The HTTP face: routes, request context, the only place errors become status codes.
         .target(
@@ -95,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "JOSE", "StaticKeySigner",
+                "TokenGateCore", "TokenGateHTTP", "JOSE", "StaticKeySigner", "FileTokenSource",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -114,7 +124,13 @@ let package = Package(
         ),
         .testTarget(
             name: "StaticKeySignerTests",
-            dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE"],
+            dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FileTokenSourceTests",
+            dependencies: ["FileTokenSource", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
     ]

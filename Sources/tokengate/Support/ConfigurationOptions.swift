@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
 import Logging
+import FileTokenSource
 import StaticKeySigner
 import TokenGateCore
 
 /// The plugins compiled into this build, by `backend.type`.
-let backendRegistry = BackendRegistry([StaticKeySignerFactory()])
+let backendRegistry = BackendRegistry([StaticKeySignerFactory(), FileTokenSourceFactory()])
 
 /// `--config FILE`, shared by the subcommands that read `config.yaml`.
 struct ConfigurationOptions: ParsableArguments {

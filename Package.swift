@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "tokengate", targets: ["tokengate"]),
         .library(name: "JOSE", targets: ["JOSE"]),
+        .library(name: "TokenGateClient", targets: ["TokenGateClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -54,6 +55,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The app-side client: Foundation only, no dependencies, builds without libssl-dev or libyaml-dev.
+        .target(name: "TokenGateClient", swiftSettings: swiftSettings),
+        .target(
+            name: "TokenGateClientExamples", dependencies: ["TokenGateClient"], path: "Examples",
+            swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "tokengate",
@@ -68,5 +74,6 @@ let package = Package(
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
         .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "TokenGateClientTests", dependencies: ["TokenGateClient"], swiftSettings: swiftSettings),
     ]
 )

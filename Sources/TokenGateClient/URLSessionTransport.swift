@@ -1,0 +1,43 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// The default ``HTTPTransport``: `URLSession`, no cookies, no caches (token responses are `no-store`).
+public struct URLSessionTransport: HTTPTransport {
+    /// The session requests go through.
+    public let session: URLSession
+    /// Seconds before a request without any response fails as a network error.
+    public let timeout: TimeInterval
+
+    /// A transport over an ephemeral session that keeps no cookies or cached responses.
+    public init(timeout: TimeInterval = 15) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        self.init(session: URLSession(configuration: configuration), timeout: timeout)
+    }
+
+    /// A transport over the app's own session (for certificate pinning or a proxy configuration).
+    public init(session: URLSession, timeout: TimeInterval = 15) {
+        self.session = session
+        self.timeout = timeout
+    }
+
+    public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        urlRequest.httpMethod = "GET"
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: urlRequest)
+        guard let http = response as? HTTPURLResponse else {
+            throw TokenGateClientError(code: .network, message: "the response was not HTTP")
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        return HTTPTransportResponse(status: http.statusCode, headers: headers, body: data)
+    }
+}

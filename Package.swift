@@ -55,7 +55,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The app-side client: Foundation only, no dependencies, builds without libssl-dev or libyaml-dev.
         .target(name: "TokenGateClient", swiftSettings: swiftSettings),
         .target(
             name: "TokenGateClientExamples", dependencies: ["TokenGateClient"], path: "Examples",

@@ -25,7 +25,8 @@
             completion: @escaping GMTCAuthTokenFetchCompletionHandler
         ) {
             guard let tripID = authorizationContext?.tripID, !tripID.isEmpty else {
-                completion(nil, TokenGateClientError(code: .invalidRequest, message: "the Consumer SDK gave no trip ID"))
+                completion(
+                    nil, TokenGateClientError(code: .invalidRequest, message: "the Consumer SDK gave no trip ID"))
                 return
             }
             let completion = SDKCompletion(handler: completion)

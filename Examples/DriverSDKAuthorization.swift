@@ -25,7 +25,8 @@
             completion: @escaping GMTDAuthTokenFetchCompletionHandler
         ) {
             guard let vehicleID = authorizationContext?.vehicleID, !vehicleID.isEmpty else {
-                completion(nil, TokenGateClientError(code: .invalidRequest, message: "the Driver SDK gave no vehicle ID"))
+                completion(
+                    nil, TokenGateClientError(code: .invalidRequest, message: "the Driver SDK gave no vehicle ID"))
                 return
             }
             let completion = SDKCompletion(handler: completion)

@@ -90,7 +90,8 @@ extension TokenGateClientError {
         let code: Code
         let advice: String
         switch status {
-        case 401: (code, advice) = (.unauthenticated, "the gateway refused the app's credential: re-authenticate the user")
+        case 401:
+            (code, advice) = (.unauthenticated, "the gateway refused the app's credential: re-authenticate the user")
         case 403: (code, advice) = (.forbidden, "not allowed: the user may not have a token for this context")
         case 429: (code, advice) = (.rateLimited, "rate limited by the gateway")
         case 400: (code, advice) = (.invalidRequest, "the gateway rejected the request as invalid")

@@ -47,7 +47,8 @@ public struct TokenResponseFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Google's on-demand sample servers and apps: `{"jwt": …, "expirationTimestamp": <epoch ms>}`.
-    public static let onDemandSample = legacy(tokenKey: "jwt", expiryKey: "expirationTimestamp", expiry: .epochMilliseconds)
+    public static let onDemandSample = legacy(
+        tokenKey: "jwt", expiryKey: "expirationTimestamp", expiry: .epochMilliseconds)
     /// Google's last-mile delivery sample: `{"token": …, "expiration_timestamp_ms": <epoch ms>}`.
     public static let lastMileSample = legacy(
         tokenKey: "token", expiryKey: "expiration_timestamp_ms", expiry: .epochMilliseconds)

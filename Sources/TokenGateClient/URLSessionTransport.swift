@@ -27,7 +27,8 @@ public struct URLSessionTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPTransportRequest) async throws -> HTTPTransportResponse {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        var urlRequest = URLRequest(
+            url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         urlRequest.httpMethod = "GET"
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await session.data(for: urlRequest)

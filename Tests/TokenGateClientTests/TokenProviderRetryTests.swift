@@ -15,7 +15,8 @@ import TokenGateClient
     @Test func unauthenticatedIsSurfacedAtOnceAndSaysReauthenticate() async throws {
         let clock = ManualClock()
         let transport = TestTransport { _, _ in
-            Fixtures.errorResponse(401, code: "unauthenticated", headers: ["WWW-Authenticate": #"Bearer realm="tokengate""#])
+            Fixtures.errorResponse(
+                401, code: "unauthenticated", headers: ["WWW-Authenticate": #"Bearer realm="tokengate""#])
         }
         let error = try await failure(Fixtures.provider(transport, clock: clock))
         #expect(error.code == .unauthenticated)

@@ -187,4 +187,34 @@ import TokenGateClient
         #expect(failure?.code == .unauthenticated)
         #expect(transport.count == 3)  // first fetch, background refresh, the caller's own fetch
     }
+
+    @Test(.timeLimit(.minutes(1))) func failedBackgroundRefreshKeepsServingAndWaitsBeforeTryingAgain() async throws {
+        let clock = ManualClock()
+        let transport = TestTransport { index, _ in
+            index == 0
+                ? Fixtures.tokenGateBody("token-1", now: clock.now)
+                : Fixtures.errorResponse(503, code: "backend_unavailable")
+        }
+        let policy = RetryPolicy(maximumAttempts: 2, jitter: 0)
+        let provider = Fixtures.provider(transport, clock: clock, retryPolicy: policy)
+        _ = try await provider.token(for: trip)
+        clock.advance(by: 3100)
+
+        #expect(try await provider.token(for: trip) == "token-1")
+        await transport.waitForRequest(2)  // the background refresh's second and last attempt
+        let failedAt = clock.now
+        for _ in 0..<1000 {  // while it fails and in the 30 s after: the old token, no new fetch
+            #expect(try await provider.token(for: trip) == "token-1")
+            await Task.yield()
+        }
+        #expect(transport.count == 3)
+
+        for _ in 0..<150 where transport.count < 4 {  // one second at a time, still outside the 5-minute margin
+            clock.advance(by: 1)
+            #expect(try await provider.token(for: trip) == "token-1")
+            await Task.yield()
+        }
+        await transport.waitForRequest(3)
+        #expect(clock.now.timeIntervalSince(failedAt) >= 30)
+    }
 }

@@ -18,7 +18,8 @@ public import Foundation
 /// - From its `refreshAfter` (the gateway's, else 10 minutes before expiry) a call still gets the cached token and
 ///   starts one background fetch; a failed one is retried no sooner than ``Configuration/backgroundRetryInterval``,
 ///   and a 401 or 403 drops the cached token so the next caller sees the error.
-/// - At most one fetch per context is in flight; every caller for that context joins it.
+/// - At most one fetch per context is in flight; every caller for that context joins it. A cancelled caller stops
+///   waiting with `CancellationError`; the fetch goes on for the others.
 /// - At most ``Configuration/maximumContexts`` contexts are kept (least recently used dropped first);
 ///   ``switchTo(_:)``, ``retain(only:)``, ``clear(_:)`` and ``clearAll()`` drop them explicitly. A fetch in flight
 ///   for a dropped context still answers its callers but is not cached.
@@ -144,7 +145,7 @@ public actor TokenProvider {
 
     private func join(_ context: TokenContext) async throws -> FleetEngineToken {
         let task = entries[context]?.fetch?.task ?? startFetch(for: context)
-        return try await task.value
+        return try await CancellableWait.value(of: task)
     }
 
     private func startFetch(for context: TokenContext) -> Task<FleetEngineToken, any Error> {

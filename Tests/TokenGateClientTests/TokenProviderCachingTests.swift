@@ -217,4 +217,23 @@ import TokenGateClient
         await transport.waitForRequest(3)
         #expect(clock.now.timeIntervalSince(failedAt) >= 30)
     }
+
+    @Test(.timeLimit(.minutes(1))) func cancelledCallerStopsWaitingWhileTheSharedFetchFillsTheCache() async throws {
+        let clock = ManualClock()
+        let gate = Gate()
+        let transport = TestTransport { index, _ in
+            await gate.wait()
+            return Fixtures.tokenGateBody("token-\(index + 1)", now: clock.now)
+        }
+        let provider = Fixtures.provider(transport, clock: clock)
+        let trip = self.trip
+        let impatient = Task { try await provider.token(for: trip) }
+        await transport.waitForRequest(0)
+        impatient.cancel()
+        await #expect(throws: CancellationError.self) { try await impatient.value }
+
+        await gate.open()
+        #expect(try await provider.token(for: trip) == "token-1")
+        #expect(transport.count == 1)
+    }
 }

@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "tokengate", targets: ["tokengate"]),
         .library(name: "JOSE", targets: ["JOSE"]),
+        .library(name: "TokenGateClient", targets: ["TokenGateClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -55,6 +56,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(name: "TokenGateClient", swiftSettings: swiftSettings),
+        .target(
+            name: "TokenGateClientExamples", dependencies: ["TokenGateClient"], path: "Examples",
+            swiftSettings: swiftSettings),
 
         // Backend plugins: compile-time plugins, statically linked, listed in a registry.
         .target(
@@ -133,5 +138,6 @@ let package = Package(
             dependencies: ["FileTokenSource", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "TokenGateClientTests", dependencies: ["TokenGateClient"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,0 +1,187 @@
+public import Foundation
+
+/// Hands out Fleet Engine tokens from a TokenGate gateway: cached per context, refreshed ahead of expiry, fetched
+/// once however many callers wait, retried with backoff, and typed on failure.
+///
+/// ```swift
+/// let provider = TokenProvider(
+///     configuration: .init(baseURL: URL(string: "https://tokens.example.com")!, providerID: "acme-rides")
+/// ) { try await session.currentAccessToken() }
+///
+/// let jwt = try await provider.token(for: .trip("trip-42"))   // any thread, any number of callers
+/// await provider.switchTo(.trip("trip-43"))                   // the rider moved on: drop trip-42's token
+/// ```
+///
+/// Caching, per context:
+/// - A token is served while more than ``Configuration/refreshMargin`` (5 minutes) of life remains; below that,
+///   callers wait for a fresh one.
+/// - From its `refreshAfter` (the gateway's, else 10 minutes before expiry) a call still gets the cached token and
+///   starts one background fetch; a failed one is retried no sooner than ``Configuration/backgroundRetryInterval``,
+///   and a 401 or 403 drops the cached token so the next caller sees the error.
+/// - At most one fetch per context is in flight; every caller for that context joins it. A cancelled caller stops
+///   waiting with `CancellationError`; the fetch goes on for the others.
+/// - At most ``Configuration/maximumContexts`` contexts are kept (least recently used dropped first);
+///   ``switchTo(_:)``, ``retain(only:)``, ``clear(_:)`` and ``clearAll()`` drop them explicitly. A fetch in flight
+///   for a dropped context still answers its callers but is not cached.
+///
+/// Expiry is derived from the body as ``TokenResponseFormat`` describes, on this device's clock (see
+/// `TokenResponseParser` for the legacy `exp` cross-check). Thread safety: the provider is an actor; cache state
+/// changes only on it, and network work runs off it in a `Sendable` fetcher.
+public actor TokenProvider {
+    /// Returns the app's current credential for the gateway: the signed-in user's session token, or an API key.
+    /// Asked before every attempt, so a refreshed session is picked up by retries.
+    public typealias CredentialSource = @Sendable () async throws -> String
+
+    /// The configuration the provider was made with.
+    public nonisolated let configuration: Configuration
+    private let fetcher: TokenFetcher
+    private let clock: any TokenClock
+
+    private struct Fetch {
+        let id: UInt64
+        let task: Task<FleetEngineToken, any Error>
+    }
+
+    private struct Entry {
+        var token: FleetEngineToken?
+        var fetch: Fetch?
+        var lastUse: UInt64
+        var backgroundRetryNotBefore: Date?
+    }
+
+    private var entries: [TokenContext: Entry] = [:]
+    private var useCounter: UInt64 = 0
+    private var fetchCounter: UInt64 = 0
+
+    /// A provider for `configuration`, asking `credential` for the app's credential before each request.
+    /// - Parameters:
+    ///   - transport: how requests are sent; default ``URLSessionTransport``.
+    ///   - clock: "now" and backoff sleeps; default ``SystemTokenClock``.
+    public init(
+        configuration: Configuration, transport: any HTTPTransport = URLSessionTransport(),
+        clock: any TokenClock = SystemTokenClock(), credential: @escaping CredentialSource
+    ) {
+        self.configuration = configuration
+        self.clock = clock
+        self.fetcher = TokenFetcher(
+            configuration: configuration, credential: credential, transport: transport, clock: clock)
+    }
+
+    /// A provider for the gateway at `baseURL` serving `providerID`, with default caching and retries.
+    public init(baseURL: URL, providerID: String, credential: @escaping CredentialSource) {
+        self.init(configuration: Configuration(baseURL: baseURL, providerID: providerID), credential: credential)
+    }
+
+    /// A token for `context` with more than ``Configuration/refreshMargin`` of life left: the cached one, or a
+    /// fresh one fetched once for all waiting callers.
+    /// - Throws: ``TokenGateClientError`` (`unauthenticated`: re-authenticate; `forbidden`: not allowed; …).
+    public func token(for context: TokenContext) async throws -> String {
+        try await fleetEngineToken(for: context).token
+    }
+
+    /// Like ``token(for:)``, with the token's context and deadlines.
+    public func fleetEngineToken(for context: TokenContext) async throws -> FleetEngineToken {
+        let now = clock.now
+        let entry = touch(context)
+        if let cached = entry.token, now < cached.expiresAt.addingTimeInterval(-configuration.refreshMargin) {
+            if now >= cached.refreshAfter, entry.fetch == nil,
+                entry.backgroundRetryNotBefore.map({ now >= $0 }) ?? true
+            {
+                _ = startFetch(for: context)
+            }
+            return cached
+        }
+        return try await join(context)
+    }
+
+    /// Fetches a fresh token for `context` now (joining a fetch already in flight) and caches it.
+    @discardableResult
+    public func refresh(_ context: TokenContext) async throws -> FleetEngineToken {
+        touch(context)
+        return try await join(context)
+    }
+
+    /// The app now works on `context`: drops every other cached context of the same kind (the previous trip or
+    /// vehicle), keeping other kinds.
+    public func switchTo(_ context: TokenContext) {
+        entries = entries.filter { $0.key.kind != context.kind || $0.key == context }
+    }
+
+    /// Drops every cached context except `contexts`.
+    public func retain(only contexts: some Sequence<TokenContext>) {
+        let kept = Set(contexts)
+        entries = entries.filter { kept.contains($0.key) }
+    }
+
+    /// Drops `context`'s cached token.
+    public func clear(_ context: TokenContext) {
+        entries[context] = nil
+    }
+
+    /// Drops every cached token (sign-out).
+    public func clearAll() {
+        entries.removeAll()
+    }
+
+    /// The contexts that currently hold a cached token.
+    public var cachedContexts: Set<TokenContext> {
+        Set(entries.compactMap { $0.value.token == nil ? nil : $0.key })
+    }
+
+    // MARK: - Cache bookkeeping (actor-isolated: no suspension between reading and writing an entry)
+
+    /// Marks `context` as just used, creating its entry and evicting the least recently used one beyond the bound.
+    @discardableResult
+    private func touch(_ context: TokenContext) -> Entry {
+        useCounter += 1
+        entries[context, default: Entry(lastUse: useCounter)].lastUse = useCounter
+        while entries.count > configuration.maximumContexts,
+            let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key, oldest != context
+        {
+            entries[oldest] = nil
+        }
+        return entries[context]!
+    }
+
+    private func join(_ context: TokenContext) async throws -> FleetEngineToken {
+        let task = entries[context]?.fetch?.task ?? startFetch(for: context)
+        return try await CancellableWait.value(of: task)
+    }
+
+    private func startFetch(for context: TokenContext) -> Task<FleetEngineToken, any Error> {
+        fetchCounter += 1
+        let id = fetchCounter
+        let fetcher = self.fetcher
+        // The task is isolated to this actor (it uses `self`), so `finish` runs before any waiter resumes and
+        // the next caller finds the new token cached; `fetcher.fetch` is nonisolated and runs off the actor.
+        let task = Task {
+            let result: Result<FleetEngineToken, any Error>
+            do {
+                result = .success(try await fetcher.fetch(context))
+            } catch {
+                result = .failure(error)
+            }
+            self.finish(context, fetch: id, with: result)
+            return try result.get()
+        }
+        entries[context]?.fetch = Fetch(id: id, task: task)
+        return task
+    }
+
+    private func finish(_ context: TokenContext, fetch id: UInt64, with result: Result<FleetEngineToken, any Error>) {
+        // A context cleared, evicted or switched away from meanwhile is not resurrected.
+        guard var entry = entries[context], entry.fetch?.id == id else { return }
+        entry.fetch = nil
+        switch result {
+        case .success(let token):
+            entry.token = token
+            entry.backgroundRetryNotBefore = nil
+        case .failure(let error):
+            if let error = error as? TokenGateClientError, error.code == .unauthenticated || error.code == .forbidden {
+                entry.token = nil
+            }
+            entry.backgroundRetryNotBefore = clock.now.addingTimeInterval(configuration.backgroundRetryInterval)
+        }
+        entries[context] = entry
+    }
+}

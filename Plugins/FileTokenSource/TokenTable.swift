@@ -79,7 +79,7 @@ struct TokenTable: Sendable {
         for (typeName, typeNode) in try ConfigNode(root: root, file: file).entries() {
             guard let type = TokenType(rawValue: typeName) else {
                 let expected = TokenType.allCases.map(\.rawValue).joined(separator: ", ")
-                throw typeNode.error("unknown token type; expected one of: \(expected)")
+                throw typeNode.keyError("unknown token type; expected one of: \(expected)")
             }
             switch type {
             case .server:

@@ -38,7 +38,7 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
         let keysNode = try section.required("keys")
         for (typeName, listNode) in try keysNode.entries() {
             guard let type = TokenType(rawValue: typeName) else {
-                throw listNode.error("unknown token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw listNode.keyError("unknown token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let entries = try listNode.sequence()
             guard !entries.isEmpty else { throw listNode.error("list at least one key") }

@@ -41,7 +41,7 @@ import TokenGateCore
     }
 
     @Test(arguments: [
-        ("taxi:\n  t-1: x\n", "tokens.yaml:2:3: taxi: unknown token type"),
+        ("taxi:\n  t-1: x\n", "tokens.yaml:1:1: taxi: unknown token type"),
         ("consumer:\n", "tokens.yaml:1:10: consumer: expected a mapping, got nothing"),
         ("consumer:\n  trip-42: [a, b]\n", "tokens.yaml:2:12: consumer.trip-42: expected a value, got a list"),
         ("consumer:\n  trip-42: \"eyJ", "tokens.yaml:2:16: syntax: found unexpected end of stream"),

@@ -82,10 +82,8 @@ import Testing
             let result = try await cli.run(["check-config", "config.yaml"])
             #expect(result.status == 2, "\(result)")
             #expect(result.stderr.contains("providers.Acme_Rides: 'Acme_Rides' is not a Google Cloud project ID"), "\(result)")
-            // Every other key error (unknown key, duplicate key) points at the key itself; this one at `backend:`.
-            withKnownIssue("the mark is the value's, line 6 column 5") {
-                #expect(result.stderr.hasPrefix("tokengate: config.yaml:5:3: providers.Acme_Rides: "), "\(result)")
-            }
+            // Like unknown and duplicate keys, a bad provider ID is located at the key itself.
+            #expect(result.stderr.hasPrefix("tokengate: config.yaml:5:3: providers.Acme_Rides: "), "\(result)")
         }
     }
 

@@ -59,7 +59,7 @@ import TokenGateCore
         ("server:\n  prot: 8080\nproviders: {}\n",
          "config.yaml:2:3: server.prot: unknown key; expected one of: host, port"),
         ("providers:\n  Acme: {}\n",
-         "config.yaml:2:9: providers.Acme: 'Acme' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"),
+         "config.yaml:2:3: providers.Acme: 'Acme' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"),
         ("server: {}\n",
          "config.yaml:1:1: providers: missing required key"),
         ("providers:\n  acme-rides:\n    backend: { type: static-key }\n    clients: []\n",
@@ -92,7 +92,7 @@ import TokenGateCore
         ("        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { consumer: { claim: trips } }\n",
          "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: an api-key client has no claims; use 'any'"),
         ("        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { taxi: any }\n",
-         "config.yaml:8:24: providers.acme-rides.clients[0].allow.taxi: unknown token type"),
+         "config.yaml:8:18: providers.acme-rides.clients[0].allow.taxi: unknown token type"),
         ("        type: password\n        allow: { consumer: any }\n",
          "config.yaml:6:15: providers.acme-rides.clients[0].type: unknown client type 'password'"),
     ])

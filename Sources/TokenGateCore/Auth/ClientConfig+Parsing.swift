@@ -66,7 +66,7 @@ extension ClientConfig {
         var allow: [TokenType: Grant] = [:]
         for (key, value) in try node.entries() {
             guard let type = TokenType(rawValue: key) else {
-                throw value.error("unknown token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw value.keyError("unknown token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let grant: Grant
             if value.yaml.scalar != nil {

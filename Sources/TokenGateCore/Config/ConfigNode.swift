@@ -9,6 +9,8 @@ public struct ConfigNode: Sendable {
     public let keyPath: String
     /// The file it came from.
     public let file: ConfigFile
+    /// Where the key that introduced this node starts, for errors about the key itself.
+    public let keyMark: Mark?
 
     /// Wraps a document's root node.
     public init(root: YAMLNode, file: ConfigFile) {
@@ -27,10 +29,11 @@ public struct ConfigNode: Sendable {
         return ConfigNode(root: root, file: file)
     }
 
-    init(yaml: YAMLNode, keyPath: String, file: ConfigFile) {
+    init(yaml: YAMLNode, keyPath: String, file: ConfigFile, keyMark: Mark? = nil) {
         self.yaml = yaml
         self.keyPath = keyPath
         self.file = file
+        self.keyMark = keyMark
     }
 
     /// Where this node starts.
@@ -41,19 +44,19 @@ public struct ConfigNode: Sendable {
         ConfigError(file: file.displayPath, mark: mark, keyPath: keyPath, message: message)
     }
 
+    /// An error about the key that introduced this node (a bad provider ID, an unknown token type), located there.
+    public func keyError(_ message: String) -> ConfigError {
+        ConfigError(file: file.displayPath, mark: keyMark ?? mark, keyPath: keyPath, message: message)
+    }
+
     /// This node as a mapping whose keys must all be in `allowedKeys` (typos fail at load).
     public func mapping(allowedKeys: Set<String>) throws -> ConfigMapping {
         guard case .mapping(let entries) = yaml.content else { throw error("expected a mapping, got \(kindName)") }
         var children: [(key: String, node: ConfigNode)] = []
         for entry in entries {
-            let child = ConfigNode(yaml: entry.value, keyPath: childPath(entry.key.value), file: file)
+            let child = ConfigNode(yaml: entry.value, keyPath: childPath(entry.key.value), file: file, keyMark: entry.keyMark)
             guard allowedKeys.contains(entry.key.value) else {
-                throw ConfigError(
-                    file: file.displayPath,
-                    mark: entry.keyMark,
-                    keyPath: child.keyPath,
-                    message: "unknown key; expected one of: \(allowedKeys.sorted().joined(separator: ", "))"
-                )
+                throw child.keyError("unknown key; expected one of: \(allowedKeys.sorted().joined(separator: ", "))")
             }
             children.append((entry.key.value, child))
         }
@@ -63,7 +66,9 @@ public struct ConfigNode: Sendable {
     /// This node as a mapping with free-form keys (provider IDs, token types), in document order.
     public func entries() throws -> [(key: String, node: ConfigNode)] {
         guard case .mapping(let entries) = yaml.content else { throw error("expected a mapping, got \(kindName)") }
-        return entries.map { ($0.key.value, ConfigNode(yaml: $0.value, keyPath: childPath($0.key.value), file: file)) }
+        return entries.map {
+            ($0.key.value, ConfigNode(yaml: $0.value, keyPath: childPath($0.key.value), file: file, keyMark: $0.keyMark))
+        }
     }
 
     /// This node as a sequence.

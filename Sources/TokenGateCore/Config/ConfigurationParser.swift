@@ -27,7 +27,7 @@ public struct ConfigurationParser: Sendable {
         var providers: [ProviderID: ProviderSettings] = [:]
         for (key, node) in try providersNode.entries() {
             guard let id = ProviderID(key) else {
-                throw node.error(
+                throw node.keyError(
                     "'\(key)' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"
                 )
             }

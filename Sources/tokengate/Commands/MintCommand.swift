@@ -15,12 +15,13 @@ struct MintCommand: AsyncParsableCommand {
     @OptionGroup var context: ContextOptions
 
     func run() async throws {
+        // Arguments first: a usage error must not leave generated key files behind.
+        let context = try context.context()
         let loaded = try await configuration.load()
         let provider = try loaded.provider(provider, file: configuration.config)
         guard let signer = provider.backend as? StaticKeySigner else {
             throw CLIFailure(.usage, "provider '\(provider.id)' has a \(provider.settings.backendType) backend; mint needs static-key")
         }
-        let context = try context.context()
         do {
             print(try signer.mint(for: context).compact)
         } catch {

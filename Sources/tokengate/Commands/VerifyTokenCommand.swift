@@ -72,6 +72,8 @@ struct VerifyTokenCommand: AsyncParsableCommand {
 
     private func verifyAsGateway(_ compact: String, providerID: String, now: Int64) async throws -> Result<VerifiedJWT, TokenRejection> {
         guard key.isEmpty else { throw CLIFailure(.usage, "--key cannot be combined with --provider: the provider's keys are used") }
+        // Arguments first: a usage error must not leave generated key files behind.
+        let requested = context.isEmpty ? nil : try context.context()
         let loaded = try await configuration.load()
         let provider = try loaded.provider(providerID, file: configuration.config)
         let keys: VerificationKeys
@@ -86,7 +88,6 @@ struct VerifyTokenCommand: AsyncParsableCommand {
             leeway: provider.settings.leeway,
             minRemaining: ConfigDuration.seconds(provider.settings.cache.minRemaining)
         )
-        let requested = context.isEmpty ? nil : try context.context()
         return Result { () throws(TokenRejection) in
             // Without a requested context, the token's own claim names it; its shape is still checked.
             let scope: TokenContext

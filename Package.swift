@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
@@ -62,6 +63,18 @@ let package = Package(
             path: "Plugins/StaticKeySigner",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "UpstreamHTTPProvider",
+            dependencies: [
+                "TokenGateCore", "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Plugins/UpstreamHTTPProvider",
+            swiftSettings: swiftSettings
+        ),
 
         .executableTarget(
             name: "tokengate",
@@ -79,6 +92,18 @@ let package = Package(
         .testTarget(
             name: "StaticKeySignerTests",
             dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "UpstreamHTTPProviderTests",
+            dependencies: [
+                "UpstreamHTTPProvider", "TokenGateCore", "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -37,6 +37,10 @@ enum HTTPExchange {
             }
             return .retryable(TokenGateError(.backendUnavailable, "\(what) could not be reached (\(describe(error)))"), retryAfter: nil)
         }
+        // A client left to follow redirects would have done so already; an answer from another URL is not used.
+        guard response.history.count <= 1 else {
+            return .final(TokenGateError(.backendError, "\(what) redirected and the client followed; redirects are never used"))
+        }
         let status = Int(response.status.code)
         switch status {
         case 200..<300:

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import JOSE
 import NIOCore
 import Testing
@@ -142,6 +143,20 @@ import TokenGateCore
             #expect(error?.retryAfterSeconds == 120)
             #expect(fixture.upstream.calls(to: "/token") == 1)
             #expect(fixture.sleeps.withLock { $0 }.isEmpty)
+        }
+    }
+
+    @Test func anAnswerFromARedirectIsRefusedEvenByAClientThatFollowsRedirects() async throws {
+        try await UpstreamFixture.run { fixture in
+            let following = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: HTTPClient.Configuration())
+            let elsewhere = try await ScriptedUpstream.start()
+            elsewhere.script("/token", [fixture.tokenResponse(try fixture.token())])
+            fixture.upstream.script("/token", [.respond(status: 307, headers: [("Location", "\(elsewhere.baseURL)/token")])])
+            let backend = try await fixture.backend(client: following)
+            let request = TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip)
+            await #expect(throws: TokenGateError(.backendError, "")) { _ = try await backend.issue(request) }
+            try await following.shutdown()
+            await elsewhere.stop()
         }
     }
 

@@ -59,12 +59,12 @@ struct UpstreamFixture: Sendable {
     }
 
     /// Builds a backend from `yaml` (a document whose `backend:` is the section) through the factory.
-    func backend(_ yaml: String? = nil, environment: [String: String] = [:]) async throws -> any TokenBackend {
+    func backend(_ yaml: String? = nil, environment: [String: String] = [:], client: HTTPClient? = nil) async throws -> any TokenBackend {
         let root = try ConfigNode.parse(Array((yaml ?? config()).utf8), file: ConfigFile(path: "/etc/tokengate/config.yaml", environment: environment))
         let section = try #require(try root.entries().first { $0.key == "backend" }?.node)
         let clock = TokenGateClock(wallSeconds: { Self.now }, monotonicNanoseconds: { [monotonic] in monotonic.withLock { $0 } })
         let timing = UpstreamTiming(sleep: { [sleeps] delay in sleeps.withLock { $0.append(delay) } }, jitter: { 1 })
-        let factory = UpstreamHTTPProviderFactory(httpClient: client, timing: timing, minKeyRefetchInterval: .seconds(30))
+        let factory = UpstreamHTTPProviderFactory(httpClient: client ?? self.client, timing: timing, minKeyRefetchInterval: .seconds(30))
         return try await factory.makeBackend(
             BackendContext(provider: Self.provider, section: section, audience: FleetEngineToken.defaultAudience, clock: clock, logger: logs.logger)
         )

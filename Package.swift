@@ -22,9 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries: each imported by exactly one Swift module.
@@ -56,16 +56,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        .target(name: "TokenGateClient", swiftSettings: swiftSettings),
-        .target(
-            name: "TokenGateClientExamples", dependencies: ["TokenGateClient"], path: "Examples",
-            swiftSettings: swiftSettings),
-
-        // Backend plugins: compile-time plugins, statically linked, listed in a registry.
+        // Backend plugins: compile-time plugins, statically linked, listed in the CLI's registry.
         .target(
             name: "StaticKeySigner",
             dependencies: ["TokenGateCore", "JOSE"],
             path: "Plugins/StaticKeySigner",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "UpstreamHTTPProvider",
+            dependencies: [
+                "TokenGateCore", "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Plugins/UpstreamHTTPProvider",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -93,6 +100,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The app-side client library: Foundation only, no server module, no C.
+        .target(name: "TokenGateClient", swiftSettings: swiftSettings),
+        .target(
+            name: "TokenGateClientExamples",
+            dependencies: ["TokenGateClient"],
+            path: "Examples",
+            swiftSettings: swiftSettings
+        ),
+
         // Test support only: a manual clock, temporary directories, a real gateway on an ephemeral port.
         .target(
             name: "TokenGateTesting",
@@ -107,24 +123,26 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The one executable: serve, verify-token, check-config, mint, keygen, hash-api-key.
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "JOSE", "StaticKeySigner", "FileTokenSource",
+                "TokenGateCore", "TokenGateHTTP", "JOSE",
+                "StaticKeySigner", "UpstreamHTTPProvider", "FileTokenSource",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
-        .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore", "JOSE", "YAML"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "TokenGateHTTPTests",
-            dependencies: ["TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            name: "TokenGateCoreTests",
+            dependencies: ["TokenGateCore", "JOSE", "YAML"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -132,12 +150,29 @@ let package = Package(
             dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "UpstreamHTTPProviderTests",
+            dependencies: [
+                "UpstreamHTTPProvider", "TokenGateCore", "TokenGateTesting", "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "FileTokenSourceTests",
             dependencies: ["FileTokenSource", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "TokenGateHTTPTests",
+            dependencies: ["TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "TokenGateClientTests", dependencies: ["TokenGateClient"], swiftSettings: swiftSettings),
     ]
 )

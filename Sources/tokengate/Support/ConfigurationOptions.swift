@@ -1,12 +1,24 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Logging
 import FileTokenSource
 import StaticKeySigner
 import TokenGateCore
+import UpstreamHTTPProvider
 
-/// The plugins compiled into this build, by `backend.type`.
-let backendRegistry = BackendRegistry([StaticKeySignerFactory(), FileTokenSourceFactory()])
+/// The plugins compiled into this build, by `backend.type`. The upstream plugin's client follows no redirects
+/// and leaves retries to the plugin's own budget.
+let backendRegistry = BackendRegistry([
+    StaticKeySignerFactory(),
+    UpstreamHTTPProviderFactory(
+        httpClient: HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: UpstreamHTTPProviderFactory.recommendedConfiguration()
+        )
+    ),
+    FileTokenSourceFactory(),
+])
 
 /// `--config FILE`, shared by the subcommands that read `config.yaml`.
 struct ConfigurationOptions: ParsableArguments {

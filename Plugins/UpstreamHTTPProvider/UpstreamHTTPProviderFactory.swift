@@ -1,0 +1,77 @@
+public import AsyncHTTPClient
+import Logging
+import NIOCore
+public import TokenGateCore
+
+/// Builds `upstream-http` backends: tokens come from a token server the provider already runs.
+///
+/// ```yaml
+/// backend:
+///   type: upstream-http
+///   url: https://tokens.acme.example/{providerId}/{tokenType}?trip={tripId}   # placeholders: path and query only
+///   method: GET                 # or POST: JSON body {"providerId","tokenType","context":{"tripId":…}}
+///   headers: { X-Api-Key: "${ACME_TOKEN_SERVER_KEY}" }
+///   tokenTypes: [consumer, driver]
+///   response: { tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }
+///   timeouts: { connect: 2s, total: 5s }
+///   retries: { maxAttempts: 3, initialBackoff: 100ms, maxBackoff: 2s }
+///   maxBodyBytes: 65536
+///   verify:
+///     - jwksUrl: https://www.googleapis.com/service_accounts/v1/jwk/signer@acme.iam.gserviceaccount.com
+///       serviceAccount: signer@acme.iam.gserviceaccount.com
+/// ```
+///
+/// Placeholders: `{providerId}`, `{tokenType}`, `{contextId}` and `{tripId}`, `{vehicleId}`, `{deliveryVehicleId}`,
+/// `{trackingId}`, `{taskId}` (empty when the request's context is of another kind); values are percent-encoded.
+/// `timeouts.connect` bounds one attempt's connecting and response head (an upstream that accepts and never answers
+/// fails there); `timeouts.total` bounds the whole call, retries and body included.
+///
+/// The gateway creates the shared `HTTPClient` with ``recommendedConfiguration()``: redirects disallowed (the
+/// backend also refuses any 3xx itself) and no silent connection retries inside the client, so this backend's retry
+/// budget is the only one.
+public struct UpstreamHTTPProviderFactory: TokenBackendFactory {
+    public let type = "upstream-http"
+
+    let httpClient: HTTPClient
+    let timing: UpstreamTiming
+    let minKeyRefetchInterval: Duration
+
+    /// Creates the factory over the gateway's shared HTTP client.
+    public init(httpClient: HTTPClient) {
+        self.init(httpClient: httpClient, timing: .live, minKeyRefetchInterval: .seconds(30))
+    }
+
+    init(httpClient: HTTPClient, timing: UpstreamTiming, minKeyRefetchInterval: Duration) {
+        self.httpClient = httpClient
+        self.timing = timing
+        self.minKeyRefetchInterval = minKeyRefetchInterval
+    }
+
+    /// The client configuration this backend expects: no redirects, no connection retries inside the client,
+    /// a 2 s connect timeout.
+    public static func recommendedConfiguration() -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(2)
+        return configuration
+    }
+
+    public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+        let settings = try UpstreamSettings.parse(context.section)
+        var logger = context.logger
+        logger[metadataKey: "provider"] = "\(context.provider)"
+        let fetcher = JWKSFetcher(client: httpClient, timeout: min(settings.totalTimeout, .seconds(3)))
+        let remote = settings.keySources.remote.map {
+            RemoteKeySet(source: $0, fetcher: fetcher, clock: context.clock, minRefetchInterval: minKeyRefetchInterval, logger: logger)
+        }
+        return UpstreamHTTPProvider(
+            provider: context.provider,
+            settings: settings,
+            caller: UpstreamCaller(client: httpClient, settings: settings, timing: timing),
+            keyStore: UpstreamKeyStore(fileKeys: settings.keySources.fileKeys, remote: remote),
+            audience: context.audience,
+            clock: context.clock,
+            logger: logger
+        )
+    }
+}

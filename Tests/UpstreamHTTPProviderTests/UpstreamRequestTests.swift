@@ -1,0 +1,106 @@
+import JOSE
+import Logging
+import Testing
+import TokenGateCore
+@testable import UpstreamHTTPProvider
+
+/// What the backend sends (URL templating, POST body, headers from the environment) and how it reads answers.
+@Suite struct UpstreamRequestTests {
+    @Test func templatesPercentEncodeEveryValueIntoPathAndQuery() async throws {
+        try await UpstreamFixture.run { fixture in
+            let url = "\(fixture.upstream.baseURL)/t/{providerId}/{tokenType}/{vehicleId}?trip={tripId}&id={contextId}"
+            let context = TokenContext.vehicle(ContextID("van+1@depot=2")!)
+            fixture.upstream.script("/t/acme-rides/driver/van%2B1%40depot%3D2", [fixture.tokenResponse(try fixture.token(for: context))])
+            let backend = try await fixture.backend(fixture.config(url: url))
+            _ = try await backend.issue(TokenRequest(provider: UpstreamFixture.provider, context: context))
+            let received = try #require(fixture.upstream.requests(to: "/t/acme-rides/driver/van%2B1%40depot%3D2").first)
+            #expect(received.uri == "/t/acme-rides/driver/van%2B1%40depot%3D2?trip=&id=van%2B1%40depot%3D2")
+            #expect(received.method == "GET")
+            #expect(received.body.isEmpty)
+        }
+    }
+
+    @Test func aDotOnlyContextIDNeverBecomesAPathSegment() async throws {
+        try await UpstreamFixture.run { fixture in
+            let backend = try await fixture.backend(fixture.config(url: "\(fixture.upstream.baseURL)/trips/{tripId}/token"))
+            let request = TokenRequest(provider: UpstreamFixture.provider, context: .trip(ContextID("..")!))
+            await #expect(throws: TokenGateError(.invalidRequest, "")) { _ = try await backend.issue(request) }
+            #expect(fixture.upstream.requests(to: "/trips/../token").isEmpty)
+        }
+    }
+
+    @Test func postSendsAJSONBodyAndHeadersFromTheEnvironment() async throws {
+        try await UpstreamFixture.run { fixture in
+            fixture.upstream.script("/mint", [fixture.tokenResponse(try fixture.token())])
+            let yaml = fixture.config(
+                url: "\(fixture.upstream.baseURL)/mint",
+                extra: """
+                  method: POST
+                  headers: { X-Api-Key: "${ACME_TOKEN_SERVER_KEY}", X-Tenant: acme }
+                """
+            )
+            let backend = try await fixture.backend(yaml, environment: ["ACME_TOKEN_SERVER_KEY": "s3cret-value"])
+            _ = try await backend.issue(TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip))
+            let received = try #require(fixture.upstream.requests(to: "/mint").first)
+            #expect(received.method == "POST")
+            #expect(received.header("X-Api-Key") == "s3cret-value")
+            #expect(received.header("X-Tenant") == "acme")
+            #expect(received.header("Content-Type") == "application/json")
+            let body = try JSON.parse(received.body)
+            #expect(body == .object(["providerId": "acme-rides", "tokenType": "consumer", "context": .object(["tripId": "trip-42"])]))
+            #expect(!fixture.logs.all().contains { "\($0.message) \($0.metadata)".contains("s3cret-value") })
+        }
+    }
+
+    @Test func anUnsetEnvironmentVariableFailsAtLoad() async throws {
+        try await UpstreamFixture.run { fixture in
+            let yaml = fixture.config(extra: "  headers: { X-Api-Key: \"${ACME_TOKEN_SERVER_KEY}\" }")
+            let error = await #expect(throws: ConfigError.self) { _ = try await fixture.backend(yaml) }
+            #expect(error?.description.contains("ACME_TOKEN_SERVER_KEY") == true)
+            #expect(error?.description.contains("backend.headers.X-Api-Key") == true)
+        }
+    }
+
+    struct ExpiryCase: Sendable, CustomStringConvertible {
+        var format: String
+        var value: Int64
+        var description: String { format }
+    }
+
+    @Test(arguments: [
+        ExpiryCase(format: "epoch-seconds", value: UpstreamFixture.now + 3600),
+        ExpiryCase(format: "epoch-milliseconds", value: (UpstreamFixture.now + 3600) * 1000),
+        ExpiryCase(format: "seconds-from-now", value: 3600),
+    ])
+    func anAgreeingExpiryFieldIsAcceptedQuietly(_ expiry: ExpiryCase) async throws {
+        try await UpstreamFixture.run { fixture in
+            fixture.upstream.script("/token", [.json(#"{"jwt":"\#(try fixture.token())","expiresAt":\#(expiry.value)}"#)])
+            let yaml = fixture.config(extra: "  response: { tokenKey: jwt, expiryKey: expiresAt, expiryFormat: \(expiry.format) }")
+            let backend = try await fixture.backend(yaml)
+            let issued = try await backend.issue(TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip))
+            #expect(issued.expiresAt == UpstreamFixture.now + 3600)
+            #expect(!fixture.logs.all().contains { $0.metadata["reason"] == "expiry_mismatch" })
+        }
+    }
+
+    @Test(arguments: [
+        ExpiryCase(format: "epoch-seconds", value: UpstreamFixture.now + 7200),
+        ExpiryCase(format: "epoch-milliseconds", value: (UpstreamFixture.now + 3600) * 1000 + 600_000),
+        // The seed's Objective-C reading of an absolute time as "seconds from now".
+        ExpiryCase(format: "seconds-from-now", value: UpstreamFixture.now + 3600),
+    ])
+    func aDisagreeingExpiryFieldIsLoggedAndTheTokensExpWins(_ expiry: ExpiryCase) async throws {
+        try await UpstreamFixture.run { fixture in
+            let token = try fixture.token()
+            fixture.upstream.script("/token", [.json(#"{"jwt":"\#(token)","expiresAt":\#(expiry.value)}"#)])
+            let yaml = fixture.config(extra: "  response: { tokenKey: jwt, expiryKey: expiresAt, expiryFormat: \(expiry.format) }")
+            let backend = try await fixture.backend(yaml)
+            let issued = try await backend.issue(TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip))
+            #expect(issued.expiresAt == UpstreamFixture.now + 3600)
+            let warning = try #require(fixture.logs.all().first { $0.metadata["reason"] == "expiry_mismatch" })
+            #expect(warning.level == .warning)
+            #expect(warning.metadata["provider"] == "acme-rides")
+            #expect(!"\(warning.message) \(warning.metadata)".contains(token))
+        }
+    }
+}

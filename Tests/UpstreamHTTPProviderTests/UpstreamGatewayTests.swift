@@ -1,0 +1,97 @@
+import AsyncHTTPClient
+import JOSE
+import Testing
+import TokenGateCore
+import TokenGateTesting
+import UpstreamHTTPProvider
+
+/// The upstream plugin behind the real gateway: cache, single flight and stale serving end to end.
+@Suite struct UpstreamGatewayTests {
+    static let apiKey = "dispatch-key-0123456789"
+    static let path = "/v1/providers/acme-rides/tokens/consumer?tripId=trip-42"
+
+    /// Runs `body` with the gateway fronting the fixture's scripted upstream.
+    static func withGateway(
+        _ fixture: UpstreamFixture,
+        clock: ManualClock,
+        _ body: (RunningGateway) async throws -> Void
+    ) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let section = fixture.config().split(separator: "\n").map { "    \($0)" }.joined(separator: "\n")
+        let path = try directory.write(
+            "config.yaml",
+            """
+            providers:
+              acme-rides:
+            \(section)
+                clients:
+                  - name: dispatch
+                    type: api-key
+                    keySha256: \(HexBytes.encode(try Digest.sha256(Array(apiKey.utf8))))
+                    allow: { consumer: any }
+            """
+        )
+        let registry = BackendRegistry([UpstreamHTTPProviderFactory(httpClient: fixture.client)])
+        try await RunningGateway.with(configuration: path, registry: registry, clock: clock.gatewayClock, body)
+    }
+
+    @Test func aHerdOfTwoHundredRequestsAtExpiryMakesOneUpstreamCall() async throws {
+        try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let first = try fixture.token()
+            let second = try fixture.token(issuedAt: UpstreamFixture.now + 56 * 60)
+            fixture.upstream.script("/token", [fixture.tokenResponse(first), fixture.tokenResponse(second)])
+            try await Self.withGateway(fixture, clock: clock) { gateway in
+                #expect(try await gateway.get(Self.path, bearer: Self.apiKey).json["token"] == .string(first))
+                // 4 minutes left: below minRemaining, so every caller needs the next token at once.
+                clock.advance(by: .seconds(56 * 60))
+                let tokens = try await withThrowingTaskGroup(of: JSONValue?.self) { group in
+                    for _ in 0..<200 { group.addTask { try await gateway.get(Self.path, bearer: Self.apiKey).json["token"] } }
+                    return try await group.reduce(into: [JSONValue?]()) { $0.append($1) }
+                }
+                #expect(tokens.count == 200)
+                #expect(tokens.allSatisfy { $0 == .string(second) })
+                #expect(fixture.upstream.calls(to: "/token") == 2)
+            }
+        }
+    }
+
+    @Test func aValidCachedTokenKeepsBeingServedWhileTheUpstreamFails() async throws {
+        try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let first = try fixture.token()
+            fixture.upstream.script("/token", [fixture.tokenResponse(first), .respond(status: 503)])
+            try await Self.withGateway(fixture, clock: clock) { gateway in
+                #expect(try await gateway.get(Self.path, bearer: Self.apiKey).json["token"] == .string(first))
+                // 8 minutes left: inside refreshBefore, the refresh fails, the still-valid token is served.
+                clock.advance(by: .seconds(52 * 60))
+                for _ in 0..<3 {
+                    let response = try await gateway.get(Self.path, bearer: Self.apiKey)
+                    #expect(response.status == 200)
+                    #expect(response.json["token"] == .string(first))
+                    await gateway.service.waitForBackgroundRefreshes()
+                }
+                let callsWhileFailing = fixture.upstream.calls(to: "/token")
+                #expect((2...4).contains(callsWhileFailing), "one refresh (3 attempts at most) per retry interval")
+                // Below minRemaining the stale token is no longer good enough: the failure reaches the caller.
+                clock.advance(by: .seconds(4 * 60))
+                let failed = try await gateway.get(Self.path, bearer: Self.apiKey)
+                #expect(failed.status == 503)
+                #expect(failed.json["error"] != nil)
+                // A later healthy answer recovers.
+                let fresh = try fixture.token(issuedAt: clock.now)
+                fixture.upstream.script("/token", [fixture.tokenResponse(fresh)])
+                #expect(try await gateway.get(Self.path, bearer: Self.apiKey).json["token"] == .string(fresh))
+            }
+        }
+    }
+}
+
+extension GatewayResponse {
+    /// The body as a JSON object (empty if it is not one).
+    var json: JSONObject {
+        if case .object(let object)? = try? JSON.parse(body) { return object }
+        return JSONObject()
+    }
+}

@@ -169,7 +169,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TokenGateHTTPTests",
-            dependencies: ["TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            dependencies: [
+                "TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),

@@ -106,9 +106,21 @@ struct GatewayFixture {
     var registry: BackendRegistry { BackendRegistry([ProbedFactory(probe: probe)]) }
 
     /// Starts the gateway on this fixture and runs `body` against it.
-    func withGateway<Result: Sendable>(_ body: (RunningGateway) async throws -> Result) async throws -> Result {
+    func withGateway<Result: Sendable>(
+        logs: LogRecorder? = nil,
+        _ body: (RunningGateway) async throws -> Result
+    ) async throws -> Result {
         defer { directory.remove() }
-        return try await RunningGateway.with(configuration: configPath, registry: registry, clock: clock.gatewayClock, body)
+        guard let logs else {
+            return try await RunningGateway.with(configuration: configPath, registry: registry, clock: clock.gatewayClock, body)
+        }
+        return try await RunningGateway.with(
+            configuration: configPath,
+            registry: registry,
+            clock: clock.gatewayClock,
+            logger: logs.logger,
+            body
+        )
     }
 
     /// A session token from the fixture's identity provider.

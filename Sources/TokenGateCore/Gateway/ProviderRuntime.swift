@@ -21,14 +21,14 @@ final class ProviderRuntime: Sendable {
 
     /// Applies the provider, caller and context limits in that order; the first refusal wins.
     func checkRateLimits(caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) {
-        for (level, decision) in [
-            ("provider", providerLimiter?.acquire(provider.id)),
-            ("caller", callerLimiter?.acquire(caller)),
-            ("context", contextLimiter?.acquire(context)),
-        ] {
-            if let decision, let seconds = decision.retryAfterSeconds {
-                throw TokenGateError(.rateLimited, "\(level) rate limit reached", retryAfterSeconds: seconds)
-            }
+        try Self.check(providerLimiter?.acquire(provider.id), level: "provider")
+        try Self.check(callerLimiter?.acquire(caller), level: "caller")
+        try Self.check(contextLimiter?.acquire(context), level: "context")
+    }
+
+    private static func check(_ decision: RateLimitDecision?, level: StaticString) throws(TokenGateError) {
+        if let seconds = decision?.retryAfterSeconds {
+            throw TokenGateError(.rateLimited, "\(level) rate limit reached", retryAfterSeconds: seconds)
         }
     }
 }

@@ -176,6 +176,15 @@ public actor TokenProvider {
         case .success(let token):
             entry.token = token
             entry.backgroundRetryNotBefore = nil
+            // A token already due for refresh is what a gateway serves while it refreshes behind it: ask again
+            // soon, and always before the margin, so callers never end up waiting on the network at the margin.
+            let now = clock.now
+            if token.refreshAfter <= now {
+                let untilMargin = token.expiresAt.addingTimeInterval(-configuration.refreshMargin).timeIntervalSince(now)
+                entry.backgroundRetryNotBefore = now.addingTimeInterval(
+                    min(configuration.backgroundRetryInterval, max(0, untilMargin / 2))
+                )
+            }
         case .failure(let error):
             if let error = error as? TokenGateClientError, error.code == .unauthenticated || error.code == .forbidden {
                 entry.token = nil

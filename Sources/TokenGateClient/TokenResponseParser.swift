@@ -12,8 +12,8 @@ internal import Foundation
 ///   is an invalid response.
 ///
 /// `refreshAfter` keeps the gateway's lead time before expiry (`expiresAt − refreshAfter`), else 10 minutes before
-/// expiry; one already past on receipt becomes the midpoint of the remaining lifetime, so short-lived tokens do not
-/// refresh on every call.
+/// expiry; one already past on receipt is due at once, and `TokenProvider` paces the background fetches it causes
+/// (at most one per `backgroundRetryInterval`, always before the refresh margin).
 struct TokenResponseParser: Sendable {
     /// Fleet Engine tolerates about 10 minutes of clock skew; a larger disagreement is a mistake, not skew.
     static let skewTolerance: TimeInterval = 600
@@ -74,7 +74,7 @@ struct TokenResponseParser: Sendable {
                 refreshAfter = Date(timeIntervalSince1970: serverRefresh)
             }
         }
-        if refreshAfter <= now { refreshAfter = now.addingTimeInterval(expiresAt.timeIntervalSince(now) / 2) }
-        return min(refreshAfter, expiresAt)
+        // Already due (the gateway is refreshing this token behind it): due now; the provider paces the retries.
+        return min(max(refreshAfter, now), expiresAt)
     }
 }

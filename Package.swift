@@ -139,5 +139,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "TokenGateClientTests", dependencies: ["TokenGateClient"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TokenGateClientIntegrationTests",
+            dependencies: ["TokenGateClient", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

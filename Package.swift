@@ -177,5 +177,10 @@ let package = Package(
         ),
         .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "TokenGateClientTests", dependencies: ["TokenGateClient"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TokenGateClientIntegrationTests",
+            dependencies: ["TokenGateClient", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

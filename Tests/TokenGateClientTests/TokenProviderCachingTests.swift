@@ -44,6 +44,27 @@ import TokenGateClient
         #expect(transport.count == 2)
     }
 
+    @Test(.bug(id: "client-refresh-inside-gateway-window", "a token already due was left to block callers at the margin"))
+    func aTokenAlreadyDueIsFetchedAgainSoonButNotOnEveryCall() async throws {
+        let clock = ManualClock()
+        // The gateway is refreshing behind this token: it has 500 s left, so it is already past refreshAfter.
+        let transport = TestTransport { index, _ in Fixtures.tokenGateBody("token-\(index + 1)", now: clock.now, lifetime: 500) }
+        let provider = Fixtures.provider(transport, clock: clock)
+        #expect(try await provider.token(for: trip) == "token-1")
+        clock.advance(by: 10)
+        #expect(try await provider.token(for: trip) == "token-1")
+        #expect(transport.count == 1)  // paced: not on every call
+        clock.advance(by: 25)  // 35 s after receipt: past the 30 s pace, long before the margin (200 s)
+        #expect(try await provider.token(for: trip) == "token-1")
+        await transport.waitForRequest(1)
+        var token = "token-1"
+        for _ in 0..<100_000 where token == "token-1" {
+            token = try await provider.token(for: trip)
+            await Task.yield()
+        }
+        #expect(token == "token-2")
+    }
+
     @Test func waitsForFreshTokenOnceInsideTheMargin() async throws {
         let clock = ManualClock()
         let transport = Fixtures.mintingTransport(clock: clock)

@@ -6,6 +6,7 @@
 # Usage: Benchmarks/load/run.sh
 # Environment (all optional):
 #   DURATION=10s      each cached-path wrk run
+#   ROUNDS=3          interleaved rounds of the three cached-path runs (the report gives medians)
 #   CONNECTIONS=32    wrk connections (one wrk thread)
 #   COLD_DURATION=5s  the cold-mint run (every request a new trip)
 #   CONTEXTS=100000   distinct trips cached for the memory measurement (0 skips it)
@@ -16,6 +17,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 DURATION="${DURATION:-10s}"
+ROUNDS="${ROUNDS:-3}"
 CONNECTIONS="${CONNECTIONS:-32}"
 COLD_DURATION="${COLD_DURATION:-5s}"
 CONTEXTS="${CONTEXTS:-100000}"
@@ -212,11 +214,15 @@ wrk_field() {
     ' "$WORK/$1.wrk"
 }
 
-log "cached path: bare route, api-key caller, jwt caller ($DURATION each, $CONNECTIONS connections)"
+# Rounds interleave the three paths, so a burst of other work on a shared machine hits all three alike; the report
+# takes each figure's median over the rounds.
+log "cached path: $ROUNDS rounds of bare route, api-key caller, jwt caller ($DURATION each, $CONNECTIONS connections)"
 LOAD_AVG_START="$(cut -d' ' -f1-3 /proc/loadavg)"
-run_wrk bare "$BARE_PID" -d"$DURATION" "$BARE$TOKEN_PATH?tripId=trip-1"
-run_wrk apikey "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
-run_wrk jwt "$GATEWAY_PID" -d"$DURATION" -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
+for ((round = 1; round <= ROUNDS; round++)); do
+    run_wrk "bare.$round" "$BARE_PID" -d"$DURATION" "$BARE$TOKEN_PATH?tripId=trip-1"
+    run_wrk "apikey.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
+    run_wrk "jwt.$round" "$GATEWAY_PID" -d"$DURATION" -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
+done
 LOAD_AVG_CACHED="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- 5. Cold mints: every request a trip never seen before ---------------------------------------------------
@@ -273,12 +279,27 @@ LOAD_AVG_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 # calc EXPRESSION FORMAT: Python arithmetic, formatted.
 calc() { python3 -c "print(format($1, '$2'))"; }
 cpu_per_request() { calc "$(cat "$WORK/$1.cpu") / $(wrk_field "$1" requests)" .1f; }
-BARE_RPS="$(wrk_field bare rps)" BARE_CPU="$(cpu_per_request bare)"
-row() { # NAME LABEL
+# median PATH FIGURE: the median over the rounds of a wrk figure (rps, p50, p99) or of cpu (µs per request).
+median() {
+    local round values=()
+    for ((round = 1; round <= ROUNDS; round++)); do
+        if [[ $2 == cpu ]]; then values+=("$(cpu_per_request "$1.$round")"); else values+=("$(wrk_field "$1.$round" "$2")"); fi
+    done
+    python3 -c 'import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))' "${values[@]}"
+}
+BARE_RPS="$(median bare rps)" BARE_CPU="$(median bare cpu)"
+row() { # PATH LABEL
     local rps cpu
-    rps="$(wrk_field "$1" rps)" cpu="$(cpu_per_request "$1")"
-    printf '| %s | %.0f | %.3f | %.3f | %s | %s | %s |\n' "$2" "$rps" "$(wrk_field "$1" p50)" "$(wrk_field "$1" p99)" \
+    rps="$(median "$1" rps)" cpu="$(median "$1" cpu)"
+    printf '| %s | %.0f | %.3f | %.3f | %s | %.1f | %s |\n' "$2" "$rps" "$(median "$1" p50)" "$(median "$1" p99)" \
         "$(calc "$rps / $BARE_RPS" .2f)" "$cpu" "$(calc "$BARE_CPU / $cpu" .2f)"
+}
+# rounds PATH: each round's requests/s, for the record.
+rounds() {
+    local round out=()
+    for ((round = 1; round <= ROUNDS; round++)); do out+=("$(calc "$(wrk_field "$1.$round" rps)" .0f)"); done
+    local IFS=/
+    echo "${out[*]}"
 }
 COLD_RPS="$(wrk_field cold rps)" COLD_CPU="$(cpu_per_request cold)"
 cat <<EOF
@@ -286,7 +307,7 @@ cat <<EOF
 ## TokenGate load benchmark ($(date -u +%Y-%m-%dT%H:%MZ))
 
 Machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1); pinning: $PINNING.
-wrk: 1 thread, $CONNECTIONS connections, $DURATION per cached run; response body $BODY_BYTES bytes.
+wrk: 1 thread, $CONNECTIONS connections, $ROUNDS interleaved rounds of $DURATION per path (medians below); response body $BODY_BYTES bytes.
 Load average (1/5/15 min): $LOAD_AVG_START at start, $LOAD_AVG_CACHED after the cached runs, $LOAD_AVG_END at the end.
 
 Cached path ("CPU µs/req": the server's user + system CPU time during the run over the requests served; its ratio
@@ -297,6 +318,8 @@ is bare CPU / gateway CPU, what the requests/s ratio would be on a core of its o
 $(row bare "bare Hummingbird route")
 $(row apikey "gateway, api-key caller, cached")
 $(row jwt "gateway, jwt caller, cached")
+
+Requests/s per round: bare $(rounds bare); api-key $(rounds apikey); jwt $(rounds jwt).
 
 | cold mint (api-key caller, a new trip per request) | figure |
 |---|---:|

@@ -59,9 +59,11 @@ fi
 
 # --- 2. Configuration, keys and credentials ------------------------------------------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/tokengate-load.XXXXXX")"
-PIDS=()
+PIDS=() WRK_PID=""
 cleanup() {
     local pid
+    # wrk runs in the background and the script waits for it, so a signal lands here at once, not after the run.
+    if [[ -n $WRK_PID ]]; then kill "$WRK_PID" 2>/dev/null || true; fi
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     rm -rf "$WORK"
@@ -190,12 +192,17 @@ run_wrk() {
     local name=$1 server=$2 before
     shift 2
     before="$(cpu_ticks "$server")"
-    timeout 900 "${CLIENT_PIN[@]}" wrk -t1 -c"$CONNECTIONS" --latency --timeout 10s "$@" >"$WORK/$name.wrk"
+    timeout 900 "${CLIENT_PIN[@]}" wrk -t1 -c"$CONNECTIONS" --latency --timeout 10s "$@" >"$WORK/$name.wrk" &
+    WRK_PID=$!
+    wait "$WRK_PID" || die "$name: wrk failed"
+    WRK_PID=""
     echo "$(( ($(cpu_ticks "$server") - before) * 1000000 / CLK_TCK ))" >"$WORK/$name.cpu"
     if grep -q "Non-2xx" "$WORK/$name.wrk"; then
         cat "$WORK/$name.wrk" >&2
         die "$name: some responses were not 2xx"
     fi
+    # Timeouts or resets skew requests/s: say so next to the figures rather than fail the run.
+    if grep -q "Socket errors" "$WORK/$name.wrk"; then log "$name: wrk $(grep "Socket errors" "$WORK/$name.wrk" | xargs)"; fi
 }
 # wrk_field NAME rps|p50|p99|requests: one figure from a wrk report; latencies in milliseconds.
 wrk_field() {
@@ -262,10 +269,10 @@ if ((CONTEXTS > 0)); then
     "${CLIENT_PIN[@]}" wrk -t1 -c"$CONNECTIONS" -d1800s --timeout 10s -s "$WORK/distinct_trips.lua" -H "$API_AUTH" \
         "$GATEWAY" >"$WORK/fill.wrk" &
     WRK_PID=$!
-    PIDS+=("$WRK_PID")
     while kill -0 "$WRK_PID" 2>/dev/null && [[ ! -e $TRIP_DONE ]]; do sleep 0.2; done
     kill -INT "$WRK_PID" 2>/dev/null || true
     wait "$WRK_PID" || die "wrk failed while filling the cache"
+    WRK_PID=""
     [[ -e $TRIP_DONE ]] || die "the fill did not complete"
     unset TRIP_PREFIX TRIP_LIMIT TRIP_DONE
     if grep -q "Non-2xx" "$WORK/fill.wrk"; then cat "$WORK/fill.wrk" >&2; die "fill: some responses were not 2xx"; fi

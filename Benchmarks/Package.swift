@@ -6,7 +6,8 @@ let package = Package(
     name: "TokenGateBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "TokenGate", path: "../")
+        .package(name: "TokenGate", path: "../"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // Plain executable: TokenGate sign/verify operations per second against `openssl speed` on the same machine.
@@ -19,6 +20,20 @@ let package = Package(
                 .enableUpcomingFeature("MemberImportVisibility"),
                 .enableUpcomingFeature("InternalImportsByDefault"),
             ]
-        )
+        ),
+        // The load benchmark's yardstick (load/run.sh): a bare Hummingbird route returning a fixed body.
+        .executableTarget(
+            name: "bare-route",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+            ],
+            path: "Sources/bare-route",
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+            ]
+        ),
     ]
 )

@@ -46,7 +46,7 @@ import TokenGateCore
         /// Short timeouts where the fault is slowness; generous ones elsewhere, so a loaded machine cannot turn a
         /// prompt error into a timeout.
         var timeouts: String {
-            self == .neverAnswers || self == .tricklesBytes ? "{ connect: 300ms, total: 600ms }" : "{ connect: 2s, total: 2s }"
+            self == .neverAnswers || self == .tricklesBytes ? "{ connect: 300ms, total: 600ms }" : "{ connect: 10s, total: 30s }"
         }
 
         /// `alg: none` with the original payload and no signature.

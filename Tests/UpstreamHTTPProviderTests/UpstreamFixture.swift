@@ -43,7 +43,7 @@ struct UpstreamFixture: Sendable {
     }
 
     /// The `backend:` section used unless a test gives its own; `extra` lines are appended.
-    func config(url: String? = nil, extra: String = "", timeouts: String = "{ connect: 2s, total: 2s }") -> String {
+    func config(url: String? = nil, extra: String = "", timeouts: String = "{ connect: 10s, total: 30s }") -> String {
         """
         backend:
           type: upstream-http

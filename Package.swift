@@ -132,6 +132,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -142,7 +144,7 @@ let package = Package(
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TokenGateCoreTests",
-            dependencies: ["TokenGateCore", "JOSE", "YAML"],
+            dependencies: ["TokenGateCore", "JOSE", "YAML", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

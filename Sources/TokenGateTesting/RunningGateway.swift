@@ -15,12 +15,16 @@ public struct RunningGateway: Sendable {
     public let service: TokenService
 
     /// Loads `configuration` (a path to config.yaml), starts the gateway on port 0, runs `body`, and shuts it down.
+    ///
+    /// Background services run as under `serve`: backends that are services, and a session-key refresher per
+    /// `jwksUrl:` client, fetching through `jwksFetcher` (by default plain AsyncHTTPClient, for loopback servers).
     public static func with<Result: Sendable>(
         configuration path: String,
         registry: BackendRegistry,
         clock: TokenGateClock,
         environment: [String: String] = [:],
         logger: Logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }),
+        jwksFetcher: (any JWKSFetcher)? = nil,
         _ body: (RunningGateway) async throws -> Result
     ) async throws -> Result {
         let loader = ConfigurationLoader(registry: registry, environment: environment, clock: clock, logger: logger)
@@ -34,7 +38,7 @@ public struct RunningGateway: Sendable {
             portContinuation.yield(port)
             portContinuation.finish()
         }
-        let background = loaded.providers.values.compactMap { $0.backend as? any Service }
+        let background = loaded.backgroundServices(jwksFetcher: jwksFetcher ?? LoopbackJWKSFetcher(), logger: logger)
         let group = ServiceGroup(configuration: .init(services: [application] + background, logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -61,6 +65,20 @@ public struct RunningGateway: Sendable {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
         return GatewayResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))
+    }
+}
+
+/// The default fetcher of `jwksUrl:` keys in tests: `HTTPClient.shared`, a 5 s deadline, a 512 KiB cap.
+private struct LoopbackJWKSFetcher: JWKSFetcher {
+    func fetchJWKS(from url: String) async throws -> [UInt8] {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
+        guard response.status == .ok else { throw UnexpectedStatus(code: response.status.code) }
+        return Array(buffer: try await response.body.collect(upTo: 512 * 1024))
+    }
+
+    struct UnexpectedStatus: Error, CustomStringConvertible {
+        let code: UInt
+        var description: String { "HTTP \(code)" }
     }
 }
 

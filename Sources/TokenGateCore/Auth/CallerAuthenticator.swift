@@ -8,6 +8,10 @@ import Synchronization
 /// go to the jwt clients whose `issuer` matches, are verified with their JWKS, and are then remembered until they
 /// expire, so a repeat call costs no signature check.
 ///
+/// A `jwksUrl` client verifies with its ``RemoteKeySet``'s current set: none yet means 401 ("identity provider keys
+/// not loaded yet"); a token naming a `kid` the set lacks is refused now and asks the key set's refresher for an
+/// early fetch (non-blocking, rate-limited), so later tokens signed with a rotated key pass once it arrives.
+///
 /// Immutable after init except for the session memo, a bounded table behind a `Mutex` (no actor on the request
 /// path). A configuration reload builds a new authenticator, which starts with an empty memo.
 ///
@@ -25,7 +29,7 @@ public final class CallerAuthenticator: Sendable {
     struct SessionClient: Sendable {
         let client: ClientConfig
         let issuer: String
-        let verifier: JWTVerifier
+        let settings: SessionTokenSettings
         let policy: ValidationPolicy
     }
 
@@ -55,8 +59,7 @@ public final class CallerAuthenticator: Sendable {
                 guard !settings.audiences.isEmpty else { continue }
                 sessionClients.append(
                     SessionClient(
-                        client: client, issuer: settings.issuer, verifier: JWTVerifier(keys: settings.keys),
-                        policy: Self.policy(for: settings)))
+                        client: client, issuer: settings.issuer, settings: settings, policy: Self.policy(for: settings)))
             }
         }
         self.apiKeyClients = apiKeyClients
@@ -144,11 +147,19 @@ public final class CallerAuthenticator: Sendable {
         var failures: [String] = []
         var revoked: String?
         for candidate in candidates {
+            guard let keys = candidate.settings.currentKeys else {
+                failures.append("\(candidate.client.name): identity provider keys not loaded yet")
+                continue
+            }
             verifications.add(1, ordering: .relaxed)
             let verified: VerifiedJWT
             do {
-                verified = try candidate.verifier.verify(token, policy: candidate.policy, now: now)
+                verified = try JWTVerifier(keys: keys).verify(token, policy: candidate.policy, now: now)
             } catch {
+                if error.reason == .unknownKid, let remote = candidate.settings.remoteKeySet {
+                    // The identity provider may have rotated its keys: fetch soon, but never make this caller wait.
+                    remote.requestEarlyRefresh(now: clock.monotonicNanoseconds())
+                }
                 failures.append("\(candidate.client.name): \(error.reason)")
                 continue
             }

@@ -3,7 +3,9 @@ import YAML
 import JOSE
 
 extension ClientConfig {
-    static let keys: Set<String> = ["name", "type", "keySha256", "jwksFile", "issuer", "audience", "allow", "revoked"]
+    static let keys: Set<String> = [
+        "name", "type", "keySha256", "jwksFile", "jwksUrl", "refreshInterval", "issuer", "audience", "allow", "revoked",
+    ]
 
     /// Parses one entry of a provider's `clients:` list.
     static func parse(_ node: ConfigNode, leeway: Int64) throws -> ClientConfig {
@@ -13,7 +15,7 @@ extension ClientConfig {
         let credential: Credential
         switch try typeNode.string() {
         case "api-key":
-            try rejectKeys(["jwksFile", "issuer", "audience"], in: mapping, for: "api-key")
+            try rejectKeys(["jwksFile", "jwksUrl", "refreshInterval", "issuer", "audience"], in: mapping, for: "api-key")
             credential = .apiKey(sha256: try parseDigest(mapping.required("keySha256")))
         case "jwt":
             try rejectKeys(["keySha256"], in: mapping, for: "jwt")
@@ -41,15 +43,7 @@ extension ClientConfig {
     }
 
     private static func parseSessionSettings(_ mapping: ConfigMapping, leeway: Int64) throws -> SessionTokenSettings {
-        let jwksNode = try mapping.required("jwksFile")
-        let keys: JWKSet
-        do {
-            keys = try JWKSet(json: try jwksNode.fileContents())
-        } catch let error as ConfigError {
-            throw error
-        } catch {
-            throw jwksNode.error("not a usable JWKS: \(error)")
-        }
+        let keySource = try parseKeySource(mapping)
         let issuer = try mapping.required("issuer").nonEmptyString()
         let audienceNode = try mapping.required("audience")
         let audiences: [String]
@@ -59,7 +53,68 @@ extension ClientConfig {
             audiences = [try audienceNode.nonEmptyString()]
         }
         guard !audiences.isEmpty else { throw audienceNode.error("name at least one audience") }
-        return SessionTokenSettings(keys: keys, issuer: issuer, audiences: audiences, leeway: leeway)
+        return SessionTokenSettings(keySource: keySource, issuer: issuer, audiences: audiences, leeway: leeway)
+    }
+
+    /// Exactly one of `jwksFile` (read now) and `jwksUrl` (fetched only once the gateway runs: loading the
+    /// configuration never touches the network).
+    private static func parseKeySource(_ mapping: ConfigMapping) throws -> SessionTokenSettings.KeySource {
+        let intervalNode = mapping.optional("refreshInterval")
+        switch (mapping.optional("jwksFile"), mapping.optional("jwksUrl")) {
+        case (let fileNode?, nil):
+            if let intervalNode { throw intervalNode.keyError("only for a jwksUrl client: a jwksFile is read once, at load") }
+            return .fixed(try parseKeyFile(fileNode))
+        case (nil, let urlNode?):
+            let interval = try intervalNode.map(parseRefreshInterval) ?? .seconds(3600)
+            return .remote(RemoteKeySet(url: try parseJWKSURL(urlNode), refreshInterval: interval))
+        case (_?, let urlNode?):
+            throw urlNode.keyError("give either jwksFile or jwksUrl, not both")
+        case (nil, nil):
+            throw mapping.node.error("a jwt client needs the identity provider's keys: jwksFile or jwksUrl")
+        }
+    }
+
+    private static func parseKeyFile(_ node: ConfigNode) throws -> JWKSet {
+        do {
+            return try JWKSet(json: try node.fileContents())
+        } catch let error as ConfigError {
+            throw error
+        } catch {
+            throw node.error("not a usable JWKS: \(error)")
+        }
+    }
+
+    /// An `https://` URL; plain `http://` only to a loopback host, because keys fetched in the clear could be
+    /// replaced in transit and then any session token forged. No credentials in it: the URL is logged.
+    private static func parseJWKSURL(_ node: ConfigNode) throws -> String {
+        let text = try node.nonEmptyString()
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty
+        else {
+            throw node.error("expected the https:// URL of the identity provider's JWKS, got '\(text)'")
+        }
+        guard url.user == nil, url.password == nil else {
+            throw node.error("the URL must not carry credentials: it is logged")
+        }
+        switch scheme {
+        case "https":
+            return text
+        case "http":
+            let loopback: Set<String> = ["127.0.0.1", "localhost", "::1", "[::1]"]
+            guard loopback.contains(host.lowercased()) else {
+                throw node.error("plain http is allowed only to a loopback host; use https:// for '\(host)'")
+            }
+            return text
+        default:
+            throw node.error("expected an https:// URL, got the scheme '\(scheme)'")
+        }
+    }
+
+    private static func parseRefreshInterval(_ node: ConfigNode) throws -> Duration {
+        let interval = try node.duration()
+        guard interval >= RemoteKeySet.retryInterval, interval <= .seconds(24 * 3600) else {
+            throw node.error("expected a refresh interval from 30s to 24h")
+        }
+        return interval
     }
 
     private static func parseAllow(_ node: ConfigNode, credential: Credential) throws -> [TokenType: Grant] {

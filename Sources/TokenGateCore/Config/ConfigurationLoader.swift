@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+public import ServiceLifecycle
 
 /// A provider ready to serve: its settings and its built backend.
 public struct Provider: Sendable {
@@ -24,6 +25,36 @@ public struct LoadedConfiguration: Sendable {
     public let configuration: GatewayConfiguration
     /// Every provider with its backend.
     public let providers: [ProviderID: Provider]
+
+    /// The key set of every `jwksUrl:` client, by provider and client name, in that order. Loading created them
+    /// empty and fetched nothing; they fill once their refreshers run.
+    public var remoteKeySets: [(provider: ProviderID, client: String, keySet: RemoteKeySet)] {
+        configuration.providers.sorted { $0.key < $1.key }.flatMap { id, settings in
+            settings.clients.compactMap { client in
+                guard case .jwt(let session) = client.credential, let keySet = session.remoteKeySet else { return nil }
+                return (id, client.name, keySet)
+            }
+        }
+    }
+
+    /// One ``SessionKeyRefresher`` per `jwksUrl:` client, fetching through `fetcher` and logging with the provider
+    /// and client named. The fetcher is injected here rather than at load so that loading (`check-config`,
+    /// `verify-token`) never needs an HTTP client and never touches the network; `serve` passes its HTTP one.
+    public func sessionKeyRefreshers(fetcher: any JWKSFetcher, logger: Logger) -> [SessionKeyRefresher] {
+        remoteKeySets.map { provider, client, keySet in
+            var logger = logger
+            logger[metadataKey: "provider"] = "\(provider)"
+            logger[metadataKey: "client"] = "\(client)"
+            return SessionKeyRefresher(keySet: keySet, fetcher: fetcher, logger: logger)
+        }
+    }
+
+    /// Everything to run beside the HTTP server: backends with background work (file watchers, key refreshers of
+    /// their own) and the session-key refreshers of `jwksUrl:` clients.
+    public func backgroundServices(jwksFetcher: any JWKSFetcher, logger: Logger) -> [any Service] {
+        let backends = providers.sorted { $0.key < $1.key }.compactMap { $0.value.backend as? any Service }
+        return backends + sessionKeyRefreshers(fetcher: jwksFetcher, logger: logger)
+    }
 }
 
 /// Reads `config.yaml`, validates it and builds every provider's backend through the plugin registry.

@@ -40,8 +40,11 @@ struct ServeCommand: AsyncParsableCommand {
             // One line on standard output, for scripts and tests that started us on port 0.
             FileHandle.standardOutput.write(Data("tokengate listening on http://\(host):\(port)\n".utf8))
         }
-        // Backends with background work (file watchers, key refreshers) run beside the server.
-        let backgroundWork = loaded.providers.values.compactMap { $0.backend as? any Service }
+        // Backends with background work (file watchers, key refreshers) and the session-key refreshers of jwksUrl
+        // clients run beside the server. Those fetch for the first time now, not before: until their first fetch
+        // succeeds, their clients' session tokens get 401 (the reason says the keys are not loaded yet), while
+        // /readyz already answers ready, because API-key clients and every other client are served from the start.
+        let backgroundWork = loaded.backgroundServices(jwksFetcher: HTTPJWKSFetcher(), logger: logger)
         let group = ServiceGroup(
             configuration: .init(
                 services: [application] + backgroundWork,

@@ -1,0 +1,18 @@
+/// Fetches an identity provider's JWKS document for a `jwksUrl:` client.
+///
+/// TokenGateCore has no HTTP client: the executable supplies one (AsyncHTTPClient, with a deadline, a body cap and
+/// no redirects) and tests supply in-memory ones. Implementations return the body of a successful response and
+/// throw for anything else (a status other than 200, a timeout, an oversized body); they never retry, because
+/// ``SessionKeyRefresher`` owns the schedule.
+///
+/// ```swift
+/// struct FixedJWKS: JWKSFetcher {
+///     let body: [UInt8]
+///     func fetchJWKS(from url: String) async throws -> [UInt8] { body }
+/// }
+/// let refreshers = loaded.sessionKeyRefreshers(fetcher: FixedJWKS(body: jwks), logger: logger)
+/// ```
+public protocol JWKSFetcher: Sendable {
+    /// The JWKS document at `url` (an `https://` URL, or `http://` on a loopback host), as raw bytes.
+    func fetchJWKS(from url: String) async throws -> [UInt8]
+}

@@ -1,0 +1,164 @@
+import Foundation
+import JOSE
+import Logging
+import Testing
+@testable import TokenGateCore
+
+@Suite(.timeLimit(.minutes(1))) struct AuthRemoteKeySetTests {
+    static let url = "https://idp.acme.test/.well-known/jwks.json"
+
+    let clock = ManualTestClock()
+    let logs = RecordedLogs()
+    let idp: TestIdentityProvider
+    let keySet = RemoteKeySet(url: Self.url)
+    let callers: CallerAuthenticator
+
+    init() throws {
+        idp = try TestIdentityProvider()
+        callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [idp.remoteClient(keySet)], clock: clock.clock)
+    }
+
+    private func authenticate(_ token: String) throws -> AuthenticatedCaller {
+        try callers.authenticate(authorization: "Bearer " + token)
+    }
+
+    private func rejection(_ token: String) -> TokenGateError? {
+        authError { _ = try authenticate(token) }
+    }
+
+    private func token(signedBy signer: TestIdentityProvider? = nil) throws -> String {
+        try (signer ?? idp).sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
+    }
+
+    @Test func sessionTokensAreRefusedUntilTheFirstFetchThenAccepted() async throws {
+        let error = rejection(try token())
+        #expect(error?.code == .unauthenticated)
+        #expect(error?.reason.contains("identity provider keys not loaded yet") == true, "\(error?.reason ?? "")")
+        #expect(callers.sessionVerificationCount == 0)
+
+        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
+        #expect(await keySet.refresh(using: fetcher, logger: logs.logger))
+        #expect(fetcher.urls == [Self.url])
+        let caller = try authenticate(try token())
+        #expect(caller.name == "rider-app")
+        try callers.authorize(caller, for: AuthFixtures.trip("trip-1"))
+        #expect(keySet.lastFailure == nil)
+    }
+
+    @Test(arguments: [
+        ScriptedJWKSFetcher.Answer.failure("connection refused"),
+        .body(Array("<html>502 Bad Gateway</html>".utf8)),
+        .body(Array(#"{"keys":[]}"#.utf8)),
+        .body(Array(#"{"keys":[{"kty":"RSA","kid":"x"}]}"#.utf8)),
+    ])
+    func aFailedOrUnusableFetchKeepsTheLastGoodKeySet(answer: ScriptedJWKSFetcher.Answer) async throws {
+        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
+        #expect(await keySet.refresh(using: fetcher, logger: logs.logger))
+        fetcher.answer(answer)
+        #expect(await keySet.refresh(using: fetcher, logger: logs.logger) == false)
+        #expect(keySet.current()?.key(withID: "idp-1") != nil)
+        #expect(keySet.lastFailure != nil)
+        _ = try authenticate(try token())
+        #expect(keySet.counts.successes == 1)
+        #expect(keySet.counts.failures == 1)
+        // The next good fetch clears the failure.
+        try fetcher.serve(idp.jwks)
+        #expect(await keySet.refresh(using: fetcher, logger: logs.logger))
+        #expect(keySet.lastFailure == nil)
+    }
+
+    @Test func failuresAreLoggedWithAReasonAndNeverKeyMaterial() async throws {
+        let fetcher = ScriptedJWKSFetcher(.failure("connection refused"))
+        await keySet.refresh(using: fetcher, logger: logs.logger)
+        try fetcher.serve(idp.jwks)
+        await keySet.refresh(using: fetcher, logger: logs.logger)
+        // A JWKS whose second key is broken: the whole set is refused, and the log must not echo the good key.
+        let good = try String(decoding: idp.jwks.publicJSON(), as: UTF8.self)
+        let coordinate = try #require(good.split(separator: "\"x\":\"").last?.prefix(20))
+        let broken = good.replacingOccurrences(of: "]}", with: #",{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}"#)
+        fetcher.answer(.body(Array(broken.utf8)))
+        await keySet.refresh(using: fetcher, logger: logs.logger)
+
+        let lines = logs.all
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("warning identity provider keys not refreshed: fetching the JWKS failed: connection refused; no keys yet"))
+        #expect(lines[0].contains("jwks_url=\(Self.url)"))
+        #expect(lines[1].hasPrefix("info identity provider keys loaded"))
+        #expect(lines[1].contains("kids=idp-1"))
+        #expect(lines[2].contains("the response is not a usable JWKS"))
+        #expect(lines[2].contains("keeping the last good key set"))
+        for line in lines {
+            #expect(!line.contains(coordinate), "\(line)")
+            #expect(!line.contains("-----BEGIN"))
+        }
+    }
+
+    @Test func unknownKidIsRefusedAndAsksForOneEarlyRefreshPerThirtySeconds() async throws {
+        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
+        await keySet.refresh(using: fetcher, logger: logs.logger)
+        let rotated = try TestIdentityProvider(keyID: "idp-2")
+
+        let error = rejection(try token(signedBy: rotated))
+        #expect(error?.code == .unauthenticated)
+        #expect(error?.reason.contains("unknown_kid") == true)
+        #expect(keySet.counts.earlyRefreshes == 1)
+        // A flood of tokens with unknown kids costs nothing more within the interval.
+        for _ in 0..<5 { _ = rejection(try token(signedBy: rotated)) }
+        clock.advance(by: .seconds(29))
+        _ = rejection(try token(signedBy: rotated))
+        #expect(keySet.counts.earlyRefreshes == 1)
+        clock.advance(by: .seconds(1))
+        _ = rejection(try token(signedBy: rotated))
+        #expect(keySet.counts.earlyRefreshes == 2)
+        // Other failures (a bad signature from a known kid) are no reason to refetch.
+        clock.advance(by: .seconds(60))
+        let forger = try TestIdentityProvider(keyID: "idp-1")
+        #expect(rejection(try token(signedBy: forger))?.reason.contains("bad_signature") == true)
+        #expect(keySet.counts.earlyRefreshes == 2)
+        // Requesting never fetched by itself: only the refresher fetches.
+        #expect(fetcher.count == 1)
+    }
+
+    @Test func refresherFetchesAtStartAndEarlyForAnUnknownKidThenTheRotatedKeyWorks() async throws {
+        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
+        let refresher = SessionKeyRefresher(keySet: keySet, fetcher: fetcher, logger: logs.logger)
+        var fetches = fetcher.fetches.makeAsyncIterator()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await refresher.run() }
+            defer { group.cancelAll() }
+            #expect(await fetches.next() == 1)
+            try await yieldUntil { keySet.current() != nil }
+            _ = try authenticate(try token())
+
+            // The identity provider rotates; the gateway does not know the new kid until it refetches.
+            let rotated = try TestIdentityProvider(keyID: "idp-2")
+            try fetcher.serve(JWKSet(keys: [idp.key.publicKey(), rotated.key.publicKey()]))
+            #expect(rejection(try token(signedBy: rotated))?.reason.contains("unknown_kid") == true)
+            // The refresh interval is an hour: only the early request can cause this second fetch.
+            #expect(await fetches.next() == 2)
+            try await yieldUntil { keySet.current()?.key(withID: "idp-2") != nil }
+            _ = try authenticate(try token(signedBy: rotated))
+            _ = try authenticate(try token())
+            #expect(fetcher.count == 2)
+        }
+    }
+
+    @Test func aRequestWhileTheRefresherIsBusyIsNotLost() async {
+        #expect(keySet.requestEarlyRefresh(now: clock.monotonicNanoseconds))
+        // No waiter yet: the request is kept, so this returns at once instead of after an hour.
+        await keySet.waitForRefreshRequest(upTo: .seconds(3600))
+        #expect(keySet.counts.earlyRefreshes == 1)
+    }
+
+    @Test func theRefresherEndsWhenCancelledWhileWaiting() async throws {
+        let fetcher = ScriptedJWKSFetcher(.failure("unreachable"))
+        let refresher = SessionKeyRefresher(keySet: keySet, fetcher: fetcher, logger: logs.logger)
+        var fetches = fetcher.fetches.makeAsyncIterator()
+        let task = Task { try await refresher.run() }
+        #expect(await fetches.next() == 1)
+        try await yieldUntil { keySet.counts.failures == 1 }
+        task.cancel()
+        try await task.value
+        #expect(keySet.current() == nil)
+    }
+}

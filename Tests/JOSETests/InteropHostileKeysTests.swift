@@ -87,6 +87,21 @@ struct InteropHostileKeysTests {
             name: "Ed25519 key for ES256", commands: [["genpkey", "-algorithm", "ed25519", "-out", "key.pem"]],
             file: "key.pem", algorithm: .es256, reasons: [.algorithmMismatch]),
         HostileKey(
+            name: "RSA-PSS-restricted private key",
+            commands: [["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "key.pem"]],
+            file: "key.pem", algorithm: nil, reasons: [.unsupportedKey]),
+        HostileKey(
+            name: "RSA-PSS-restricted key for PS256",
+            commands: [["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "key.pem"]],
+            file: "key.pem", algorithm: .ps256, reasons: [.unsupportedKey]),
+        HostileKey(
+            name: "DSA 2048",
+            commands: [
+                ["genpkey", "-genparam", "-algorithm", "DSA", "-pkeyopt", "dsa_paramgen_bits:2048", "-out", "dsa.pem"],
+                ["genpkey", "-paramfile", "dsa.pem", "-out", "key.pem"],
+            ],
+            file: "key.pem", algorithm: nil, reasons: [.unsupportedKey]),
+        HostileKey(
             name: "EC parameters only", commands: [["ecparam", "-name", "prime256v1", "-out", "key.pem"]],
             file: "key.pem", algorithm: nil, reasons: [.malformedKey, .unsupportedKey]),
     ]

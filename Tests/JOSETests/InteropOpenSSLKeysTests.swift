@@ -159,6 +159,43 @@ struct InteropOpenSSLKeysTests {
         }
     }
 
+    @Test func pemShapesOpenSSLWritesAroundAKeyLoad() async throws {
+        try await withTemporaryDirectory { directory in
+            try await Interop.runChecked(
+                "openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=t",
+                    "-days", "1", "-keyout", "key.pem", "-out", "cert.pem",
+                ], in: directory)
+            let token = try await Self.opensslSignedToken(.es256, keyID: nil, in: directory)
+            // `openssl x509 -text` puts a human-readable dump before the PEM block.
+            try await Interop.runChecked(
+                "openssl", ["x509", "-in", "cert.pem", "-text", "-out", "text.pem"], in: directory)
+            // `openssl pkcs12 -nodes` writes "Bag Attributes" headers, the certificate first and then the key.
+            try await Interop.runChecked(
+                "openssl",
+                [
+                    "pkcs12", "-export", "-inkey", "key.pem", "-in", "cert.pem", "-out", "bundle.p12", "-passout",
+                    "pass:",
+                ],
+                in: directory)
+            try await Interop.runChecked(
+                "openssl", ["pkcs12", "-in", "bundle.p12", "-nodes", "-passin", "pass:", "-out", "bag.pem"],
+                in: directory)
+            let shapes: [(name: String, text: String, isPrivate: Bool)] = [
+                ("x509 -text", try directory.readText("text.pem"), false),
+                ("pkcs12 bag", try directory.readText("bag.pem"), false),
+                ("CRLF key", try directory.readText("key.pem").replacingOccurrences(of: "\n", with: "\r\n"), true),
+                ("comment before key", "# staging signer\n" + (try directory.readText("key.pem")), true),
+            ]
+            for shape in shapes {
+                let key = try #require(try? JWSKey.pem(shape.text), "\(shape.name) did not load")
+                #expect(key.algorithm == .es256 && key.isPrivate == shape.isPrivate, "\(shape.name)")
+                try Self.expectVerifies(token, with: key, algorithm: .es256)
+            }
+        }
+    }
+
     // MARK: - Helpers
 
     /// A JWT signed by `openssl` with key.pem in `directory`.

@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries: each imported by exactly one Swift module.
@@ -55,10 +56,58 @@ let package = Package(
         ),
 
 
+        // Backend plugins: compile-time plugins, statically linked, listed in a registry.
+        .target(
+            name: "StaticKeySigner",
+            dependencies: ["TokenGateCore", "JOSE"],
+            path: "Plugins/StaticKeySigner",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FileTokenSource",
+            dependencies: [
+                "TokenGateCore", "JOSE", "YAML",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/FileTokenSource",
+            swiftSettings: swiftSettings
+        ),
+
+        // The HTTP face: routes, request context, the only place errors become status codes.
+        .target(
+            name: "TokenGateHTTP",
+            dependencies: [
+                "TokenGateCore", "JOSE",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Test support only: a manual clock, temporary directories, a real gateway on an ephemeral port.
+        .target(
+            name: "TokenGateTesting",
+            dependencies: [
+                "TokenGateCore", "TokenGateHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "JOSE", "YAML",
+                "TokenGateCore", "TokenGateHTTP", "JOSE", "StaticKeySigner", "FileTokenSource",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -67,6 +116,22 @@ let package = Package(
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
-        .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "TokenGateCoreTests", dependencies: ["TokenGateCore", "JOSE", "YAML"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TokenGateHTTPTests",
+            dependencies: ["TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StaticKeySignerTests",
+            dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FileTokenSourceTests",
+            dependencies: ["FileTokenSource", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

@@ -1,0 +1,52 @@
+public import JOSE
+public import TokenGateCore
+
+/// A backend that mints Fleet Engine tokens itself with service-account keys it holds.
+///
+/// Per token type, one active key signs; older keys stay published so tokens they signed keep verifying while
+/// a rotation rolls out. Signing is one RS256 operation and nothing else: no I/O after load.
+public struct StaticKeySigner: TokenBackend {
+    /// A key that signs one token type, and the service account it speaks for.
+    public struct SigningIdentity: Sendable {
+        /// Signs with the key.
+        public let signer: JWSSigner
+        /// The service account's email: `iss` and `sub`.
+        public let serviceAccount: String
+    }
+
+    /// The active identity per token type.
+    public let identities: [TokenType: SigningIdentity]
+    /// Every configured key's public half, active or not.
+    public let keys: VerificationKeys
+    /// The `aud` claim.
+    public let audience: String
+    /// `exp - iat`, seconds; at most one hour.
+    public let lifetime: Int64
+    /// Wall-clock time for `iat`.
+    public let clock: TokenGateClock
+
+    public var tokenTypes: Set<TokenType> { Set(identities.keys) }
+
+    public func issue(_ request: TokenRequest) async throws -> IssuedToken {
+        try mint(for: request.context)
+    }
+
+    public func verificationKeys() async throws -> VerificationKeys { keys }
+
+    /// Signs a token for `context` now. Synchronous: used by `tokengate mint` as well.
+    public func mint(for context: TokenContext) throws -> IssuedToken {
+        guard let identity = identities[context.tokenType] else {
+            throw TokenGateError(.unknownTokenType, "no signing key is configured for \(context.tokenType) tokens")
+        }
+        let now = clock.wallSeconds()
+        let claims = FleetEngineToken.claims(
+            serviceAccount: identity.serviceAccount,
+            audience: audience,
+            context: context,
+            issuedAt: now,
+            lifetime: lifetime
+        )
+        let compact = try identity.signer.sign(claims: claims)
+        return IssuedToken(compact: compact, keyID: identity.signer.key.keyID, expiresAt: now + lifetime)
+    }
+}

@@ -1,0 +1,31 @@
+internal import COpenSSL
+
+/// Message digests through OpenSSL's EVP interface.
+public enum Digest {
+    /// SHA-256 of `bytes` (32 bytes).
+    public static func sha256(_ bytes: [UInt8]) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let result = bytes.withUnsafeBufferPointer { input in
+            EVP_Digest(input.baseAddress, input.count, &output, &length, EVP_sha256(), nil)
+        }
+        guard result == 1, length == 32 else { throw OpenSSLError.drain("EVP_Digest(SHA-256)") }
+        return output
+    }
+}
+
+/// Secrets compared without leaking, through timing, how much of a guess was right.
+public enum ConstantTime {
+    /// Whether two byte strings are equal, in time that depends only on their length.
+    public static func isEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        HMAC.isEqual(lhs, rhs)
+    }
+}
+
+/// Random bytes from OpenSSL's CSPRNG, for key IDs and generated API keys.
+public enum SecureRandom {
+    /// `count` random bytes.
+    public static func bytes(count: Int) throws -> [UInt8] {
+        try Random.bytes(count)
+    }
+}

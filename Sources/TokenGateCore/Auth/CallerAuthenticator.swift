@@ -1,0 +1,210 @@
+import JOSE
+import Synchronization
+
+/// One provider's callers: turns an `Authorization` header into an ``AuthenticatedCaller`` and decides what that
+/// caller may have. There is no anonymous path: a request without a credential this provider knows is refused.
+///
+/// API keys are hashed once and compared, in constant time, against every api-key client's digest. Session JWTs
+/// go to the jwt clients whose `issuer` matches, are verified with their JWKS, and are then remembered until they
+/// expire, so a repeat call costs no signature check.
+///
+/// Immutable after init except for the session memo, a bounded table behind a `Mutex` (no actor on the request
+/// path). A configuration reload builds a new authenticator, which starts with an empty memo.
+///
+/// ```swift
+/// let authenticator = CallerAuthenticator(provider: settings.id, clients: settings.clients, clock: .system)
+/// let caller = try authenticator.authenticate(authorization: request.headers[.authorization])
+/// try authenticator.authorize(caller, for: .trip(tripID))
+/// ```
+public final class CallerAuthenticator: Sendable {
+    struct APIKeyClient: Sendable {
+        let client: ClientConfig
+        let digest: [UInt8]
+    }
+
+    struct SessionClient: Sendable {
+        let client: ClientConfig
+        let issuer: String
+        let verifier: JWTVerifier
+        let policy: ValidationPolicy
+    }
+
+    /// The provider these callers belong to.
+    public let provider: ProviderID
+    let apiKeyClients: [APIKeyClient]
+    let sessionClients: [SessionClient]
+    let clock: TokenGateClock
+    let memo: Mutex<SessionMemo>
+    // Counts signature verifications of session tokens, so tests can prove a memo hit does none.
+    private let verifications = Atomic<Int>(0)
+
+    /// Creates the authenticator of `provider`'s `clients`. `sessionMemoLimit` bounds how many verified session
+    /// tokens are remembered (least recently used go first); 0 turns the memo off.
+    public init(provider: ProviderID, clients: [ClientConfig], clock: TokenGateClock, sessionMemoLimit: Int = 100_000) {
+        self.provider = provider
+        self.clock = clock
+        var apiKeyClients: [APIKeyClient] = []
+        var sessionClients: [SessionClient] = []
+        for client in clients {
+            switch client.credential {
+            case .apiKey(let digest):
+                apiKeyClients.append(APIKeyClient(client: client, digest: digest))
+            case .jwt(let settings):
+                // Without an audience any token of the identity provider would do, for any of its apps: such a
+                // client (the parser refuses it) fails closed and authenticates nobody.
+                guard !settings.audiences.isEmpty else { continue }
+                sessionClients.append(
+                    SessionClient(
+                        client: client, issuer: settings.issuer, verifier: JWTVerifier(keys: settings.keys),
+                        policy: Self.policy(for: settings)))
+            }
+        }
+        self.apiKeyClients = apiKeyClients
+        self.sessionClients = sessionClients
+        self.memo = Mutex(SessionMemo(limit: sessionMemoLimit))
+    }
+
+    /// The caller behind `authorization`, the raw `Authorization` header value (nil when absent).
+    ///
+    /// Throws `unauthenticated` for a missing or malformed header, an unknown or revoked API key, and a session
+    /// token that fails verification. The reason is for operators and never contains the credential.
+    public func authenticate(authorization: String?) throws(TokenGateError) -> AuthenticatedCaller {
+        let credential = try BearerCredential.parse(authorization)
+        if BearerCredential.isCompactJWS(credential) {
+            return try authenticateSessionToken(credential)
+        }
+        return try authenticateAPIKey(credential)
+    }
+
+    /// Whether `caller` may have a token for `context`; throws `forbidden`, with a reason naming the token type
+    /// or claim (and the requested ID, never the caller's claim values), when not.
+    ///
+    /// API-key callers get a type only when `allow` grants it `any`. Session-token callers get a context only when
+    /// its ID is one of the values of the claim their grant names (exact, case-sensitive), and never a server token
+    /// or the fleet, whatever the configuration says.
+    public func authorize(_ caller: AuthenticatedCaller, for context: TokenContext) throws(TokenGateError) {
+        guard caller.provider == provider else {
+            throw TokenGateError(.forbidden, "\(caller) is not a caller of \(provider)")
+        }
+        let type = context.tokenType
+        guard let grant = caller.grants[type] else {
+            throw TokenGateError(.forbidden, "client \(caller.name) may not have \(type) tokens")
+        }
+        switch (caller.kind, grant) {
+        case (.apiKey, .anyContext):
+            return
+        case (.sessionToken, .claim(let claim)):
+            // Wildcard tokens open a whole fleet: never for an app user, even if a grant were built by hand.
+            guard type != .server, let id = context.id else {
+                throw TokenGateError(.forbidden, "server tokens are never vended to session-token client \(caller.name)")
+            }
+            guard caller.claimValues[claim]?.contains(id.rawValue) == true else {
+                throw TokenGateError(
+                    .forbidden, "\(context) is not listed in claim '\(claim)' of client \(caller.name)'s session token")
+            }
+        case (.apiKey, .claim), (.sessionToken, .anyContext):
+            throw TokenGateError(.forbidden, "client \(caller.name) has an unusable grant for \(type) tokens")
+        }
+    }
+
+    /// How many session tokens are remembered now.
+    var sessionMemoCount: Int { memo.withLock { $0.count } }
+
+    /// How many signature verifications session tokens have cost so far.
+    var sessionVerificationCount: Int { verifications.load(ordering: .relaxed) }
+
+    private func authenticateAPIKey(_ key: String) throws(TokenGateError) -> AuthenticatedCaller {
+        let digest = try Self.sha256(key)
+        var match: APIKeyClient?
+        for candidate in apiKeyClients {
+            // Every digest is compared and a match does not end the loop, so timing tells neither whether nor
+            // which client matched.
+            let isMatch = ConstantTime.isEqual(digest, candidate.digest)
+            if isMatch, match == nil { match = candidate }
+        }
+        guard let match else { throw TokenGateError(.unauthenticated, "unknown API key") }
+        guard !match.client.isRevoked else {
+            throw TokenGateError(.unauthenticated, "revoked client \(match.client.name)")
+        }
+        return AuthenticatedCaller(provider: provider, name: match.client.name, kind: .apiKey, grants: match.client.allow)
+    }
+
+    private func authenticateSessionToken(_ token: String) throws(TokenGateError) -> AuthenticatedCaller {
+        let digest = try Self.sha256(token)
+        let now = clock.wallSeconds()
+        if let caller = memo.withLock({ $0.caller(for: digest, now: now) }) { return caller }
+        guard case .string(let issuer)? = JWTVerifier.decodeUnverified(token).claims?["iss"] else {
+            throw TokenGateError(.unauthenticated, "session token without a readable string iss")
+        }
+        // The unverified iss only picks whose keys to try; the verifier then checks it, with the signature.
+        let candidates = sessionClients.filter { $0.issuer == issuer }
+        guard !candidates.isEmpty else {
+            throw TokenGateError(.unauthenticated, "session token from an issuer no jwt client of \(provider) trusts")
+        }
+        var failures: [String] = []
+        var revoked: String?
+        for candidate in candidates {
+            verifications.add(1, ordering: .relaxed)
+            let verified: VerifiedJWT
+            do {
+                verified = try candidate.verifier.verify(token, policy: candidate.policy, now: now)
+            } catch {
+                failures.append("\(candidate.client.name): \(error.reason)")
+                continue
+            }
+            guard !candidate.client.isRevoked else {
+                revoked = revoked ?? candidate.client.name
+                continue
+            }
+            let caller = makeSessionCaller(candidate.client, claims: verified.claims)
+            if let expiresAt = verified.expiresAt {
+                let validUntil = expiresAt.addingReportingOverflow(max(candidate.policy.leeway, 0))
+                memo.withLock {
+                    $0.remember(caller, for: digest, validUntil: validUntil.overflow ? .max : validUntil.partialValue)
+                }
+            }
+            return caller
+        }
+        if let revoked { throw TokenGateError(.unauthenticated, "revoked client \(revoked)") }
+        throw TokenGateError(.unauthenticated, "session token rejected (\(failures.joined(separator: "; ")))")
+    }
+
+    private func makeSessionCaller(_ client: ClientConfig, claims: JSONObject) -> AuthenticatedCaller {
+        var values: [String: Set<String>] = [:]
+        for case .claim(let name) in client.allow.values {
+            switch claims[name] {
+            case .string(let value)?:
+                values[name] = [value]
+            case .array(let elements)?:
+                let strings = elements.compactMap(\.stringValue)
+                // A mixed array is not what the policy asked for: it grants nothing rather than a guess.
+                if strings.count == elements.count { values[name] = Set(strings) }
+            default:
+                break
+            }
+        }
+        return AuthenticatedCaller(
+            provider: provider, name: client.name, kind: .sessionToken, subject: claims["sub"]?.stringValue,
+            grants: client.allow, claimValues: values)
+    }
+
+    static func policy(for settings: SessionTokenSettings) -> ValidationPolicy {
+        var policy = ValidationPolicy()
+        policy.maxTokenBytes = BearerCredential.maxBytes
+        // Identity providers sign with public keys; an HMAC session token is refused outright, whatever the JWKS.
+        policy.allowedAlgorithms = Set(JWSAlgorithm.allCases.filter { !$0.isSymmetric })
+        policy.leeway = settings.leeway
+        policy.requireExpiration = true
+        policy.issuer = settings.issuer
+        policy.audiences = settings.audiences
+        return policy
+    }
+
+    private static func sha256(_ credential: String) throws(TokenGateError) -> [UInt8] {
+        do {
+            return try Digest.sha256(Array(credential.utf8))
+        } catch {
+            throw TokenGateError(.internalError, "SHA-256 failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+public import JOSE
+
+/// One caller that may ask a provider for tokens: a credential plus what it may have.
+public struct ClientConfig: Sendable {
+    /// How the caller proves who it is.
+    public enum Credential: Sendable {
+        /// A static API key for a trusted backend; the configuration holds only its SHA-256 digest.
+        case apiKey(sha256: [UInt8])
+        /// The app user's session JWT from the tenant's identity provider.
+        case jwt(SessionTokenSettings)
+    }
+
+    /// What the caller may get for one token type.
+    public enum Grant: Sendable, Equatable {
+        /// Any context of that type (API-key callers only: trusted backends).
+        case anyContext
+        /// Only contexts listed in this claim of the caller's session token (a string or an array of strings).
+        case claim(String)
+    }
+
+    /// A unique name, used in logs and rate-limit keys.
+    public var name: String
+    /// The credential.
+    public var credential: Credential
+    /// Grants by token type; a type not listed is forbidden.
+    public var allow: [TokenType: Grant]
+    /// A revoked client is refused as if its credential were wrong, and the log says why.
+    public var isRevoked: Bool
+
+    /// Creates a client.
+    public init(name: String, credential: Credential, allow: [TokenType: Grant], isRevoked: Bool = false) {
+        self.name = name
+        self.credential = credential
+        self.allow = allow
+        self.isRevoked = isRevoked
+    }
+}
+
+/// How a session JWT is verified: the identity provider's keys, issuer and audience.
+public struct SessionTokenSettings: Sendable {
+    /// The identity provider's public keys.
+    public var keys: JWKSet
+    /// The expected `iss`.
+    public var issuer: String
+    /// Accepted `aud` values (any-of).
+    public var audiences: [String]
+    /// Clock skew tolerated, seconds.
+    public var leeway: Int64
+
+    /// Creates session-token settings.
+    public init(keys: JWKSet, issuer: String, audiences: [String], leeway: Int64) {
+        self.keys = keys
+        self.issuer = issuer
+        self.audiences = audiences
+        self.leeway = leeway
+    }
+}

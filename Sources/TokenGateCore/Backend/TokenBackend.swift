@@ -1,0 +1,105 @@
+public import JOSE
+public import Logging
+
+/// What an authenticated caller asked for, after provider policy ran. A struct, so fields can be added.
+public struct TokenRequest: Sendable, Hashable {
+    /// The provider (tenant) the token is for.
+    public var provider: ProviderID
+    /// The trip, vehicle, task or shipment; it also decides the token type.
+    public var context: TokenContext
+
+    /// The token type, which the context decides.
+    public var type: TokenType { context.tokenType }
+
+    /// Creates a request.
+    public init(provider: ProviderID, context: TokenContext) {
+        self.provider = provider
+        self.context = context
+    }
+}
+
+/// A token as a backend produced it, before the gateway verified it.
+public struct IssuedToken: Sendable, Equatable {
+    /// The compact JWS. Never logged.
+    public var compact: String
+    /// The `kid` the backend says it used, if it knows.
+    public var keyID: String?
+    /// When the backend says it expires, epoch seconds. The verified `exp` claim is authoritative.
+    public var expiresAt: Int64
+
+    /// Creates an issued token.
+    public init(compact: String, keyID: String?, expiresAt: Int64) {
+        self.compact = compact
+        self.keyID = keyID
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The keys that may sign a provider's tokens, and which service account each key belongs to.
+public struct VerificationKeys: Sendable {
+    /// Public keys by `kid`.
+    public var keySet: JWKSet
+    /// The service-account email bound to each `kid`, where known: a token's `iss` must match it.
+    public var issuers: [String: String]
+
+    /// Creates a set of verification keys.
+    public init(keySet: JWKSet, issuers: [String: String] = [:]) {
+        self.keySet = keySet
+        self.issuers = issuers
+    }
+}
+
+/// One provider's token source. Immutable and `Sendable`: it is called concurrently.
+///
+/// ```swift
+/// let token = try await backend.issue(TokenRequest(provider: id, context: .trip(tripID)))
+/// let keys = try await backend.verificationKeys()   // the gateway verifies `token` with these
+/// ```
+public protocol TokenBackend: Sendable {
+    /// The token types this backend can issue; others are `unknown_token_type`.
+    var tokenTypes: Set<TokenType> { get }
+    /// Issues (or fetches) a token for `request`. Throws `TokenGateError` with a `backend_*` code on failure.
+    func issue(_ request: TokenRequest) async throws -> IssuedToken
+    /// The keys that verify this backend's tokens.
+    func verificationKeys() async throws -> VerificationKeys
+    /// Called when a token names a `kid` the current keys lack. A backend that fetches its keys may refetch them
+    /// (rate-limited) and return the new set; `nil` means nothing changed and the token stays rejected.
+    func verificationKeys(refreshingFor unknownKeyID: String) async throws -> VerificationKeys?
+}
+
+extension TokenBackend {
+    /// Backends whose keys are fixed at load time have nothing to refetch.
+    public func verificationKeys(refreshingFor unknownKeyID: String) async throws -> VerificationKeys? { nil }
+}
+
+/// What a factory gets to build one provider's backend.
+public struct BackendContext: Sendable {
+    /// The provider the backend serves.
+    public var provider: ProviderID
+    /// The provider's `backend:` section; the factory validates every key of it (including `type`).
+    public var section: ConfigNode
+    /// The `aud` claim the provider's tokens carry.
+    public var audience: String
+    /// Wall and monotonic time, injectable for tests.
+    public var clock: TokenGateClock
+    /// Where the backend logs; never a token or a secret.
+    public var logger: Logger
+
+    /// Creates a context.
+    public init(provider: ProviderID, section: ConfigNode, audience: String, clock: TokenGateClock, logger: Logger) {
+        self.provider = provider
+        self.section = section
+        self.audience = audience
+        self.clock = clock
+        self.logger = logger
+    }
+}
+
+/// Builds backends of one `type:` from configuration. One per plugin target, listed in a `BackendRegistry`.
+/// Every configuration error surfaces here, at load time, as a `ConfigError` naming file, line and key.
+public protocol TokenBackendFactory: Sendable {
+    /// The `backend.type` value in `config.yaml`, e.g. `static-key`.
+    var type: String { get }
+    /// Validates `context.section` and builds the backend.
+    func makeBackend(_ context: BackendContext) async throws -> any TokenBackend
+}

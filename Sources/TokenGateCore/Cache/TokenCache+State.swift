@@ -1,0 +1,151 @@
+// The cache's state machine. Everything here runs under the cache's Mutex: no awaits, no clock reads, no resumes.
+
+extension TokenCache {
+    typealias Waiter = CheckedContinuation<(value: Value, outcome: TokenCacheOutcome), any Error>
+
+    /// The policy in the units the state compares: wall seconds and monotonic nanoseconds.
+    struct Limits: Sendable {
+        let minRemaining: Int64
+        let refreshBefore: Int64
+        let refreshRetryInterval: UInt64
+
+        init(_ policy: TokenCachePolicy) {
+            minRemaining = TokenGateClock.secondsRoundingUp(policy.minRemaining)
+            refreshBefore = max(minRemaining, TokenGateClock.secondsRoundingUp(policy.refreshBefore))
+            refreshRetryInterval = TokenGateClock.nanoseconds(policy.refreshRetryInterval)
+        }
+
+        /// Seconds left before `expiresAt`, saturating: a hostile `exp` must not trap.
+        static func remaining(_ expiresAt: Int64, at wall: Int64) -> Int64 {
+            let (difference, overflow) = expiresAt.subtractingReportingOverflow(wall)
+            guard overflow else { return difference }
+            return expiresAt > wall ? .max : .min
+        }
+
+        /// `monotonic` plus the retry interval, saturating.
+        func nextRefresh(after monotonic: UInt64) -> UInt64 {
+            let (sum, overflow) = monotonic.addingReportingOverflow(refreshRetryInterval)
+            return overflow ? .max : sum
+        }
+    }
+
+    struct Entry: Sendable {
+        var value: Value
+        /// No background refresh starts before this monotonic time.
+        var refreshNotBefore: UInt64 = 0
+        /// Whether the last background refresh failed; only reported in ``TokenCacheOutcome``.
+        var lastRefreshFailed = false
+    }
+
+    /// The one fetch in flight for a key, and the callers waiting on it.
+    struct Flight: Sendable {
+        let id: UInt64
+        /// False once the key was removed: the fetched value must not bring the entry back.
+        var storesResult = true
+        var waiters: [UInt64: Waiter] = [:]
+    }
+
+    enum Decision: Sendable {
+        /// Return this value, no fetch needed.
+        case served(Value, TokenCacheOutcome)
+        /// Return this value and start the background refresh registered as `flightID`.
+        case refreshStarted(Value, flightID: UInt64)
+        /// Nothing usable is cached (fast path only: the slow path registers a waiter instead).
+        case absent
+        /// The waiter joined a fetch already in flight.
+        case waiting
+        /// The waiter was registered on a new flight; start its fetch.
+        case fetchStarted(flightID: UInt64)
+        /// The calling task was cancelled before it could be registered.
+        case cancelled
+    }
+
+    struct State: Sendable {
+        var entries: LRUTable<Key, Entry>
+        var flights: [Key: Flight] = [:]
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        private var nextFlightID: UInt64 = 0
+
+        init(capacity: Int) {
+            entries = LRUTable(capacity: capacity)
+        }
+
+        /// The fast path: serve from the cache if possible, starting a background refresh inside the window.
+        mutating func lookup(_ key: Key, wall: Int64, monotonic: UInt64, limits: Limits) -> Decision {
+            guard let slot = entries.slot(for: key) else { return .absent }
+            let entry = entries[slot]
+            let remaining = Limits.remaining(entry.value.expiresAt, at: wall)
+            guard remaining >= limits.minRemaining else {
+                // Never servable again (wall time moves forward): free the slot now.
+                entries.remove(slot: slot)
+                return .absent
+            }
+            entries.touch(slot)
+            if remaining >= limits.refreshBefore { return .served(entry.value, .hit) }
+            if flights[key] != nil { return .served(entry.value, .refreshingAhead) }
+            if monotonic < entry.refreshNotBefore {
+                return .served(entry.value, entry.lastRefreshFailed ? .servedAfterRefreshFailure : .hit)
+            }
+            return .refreshStarted(entry.value, flightID: startFlight(for: key))
+        }
+
+        /// The slow path: serve if the cache can (another fetch may have finished since the fast path), else
+        /// register `waiter` on the key's flight, creating it if needed.
+        mutating func join(
+            _ key: Key, waiterID: UInt64, waiter: Waiter, isCancelled: Bool,
+            wall: Int64, monotonic: UInt64, limits: Limits
+        ) -> Decision {
+            let decision = lookup(key, wall: wall, monotonic: monotonic, limits: limits)
+            guard case .absent = decision else { return decision }
+            guard !isCancelled else { return .cancelled }
+            if flights[key] != nil {
+                flights[key]?.waiters[waiterID] = waiter
+                return .waiting
+            }
+            let flightID = startFlight(for: key)
+            flights[key]?.waiters[waiterID] = waiter
+            return .fetchStarted(flightID: flightID)
+        }
+
+        /// Ends the flight: caches a usable value, or marks a failed refresh, and hands back who to resume.
+        mutating func finish(
+            _ key: Key, flightID: UInt64, result: Result<Value, any Error>,
+            wall: Int64, monotonic: UInt64, limits: Limits
+        ) -> (waiters: [Waiter], idleWaiters: [CheckedContinuation<Void, Never>]) {
+            guard let flight = flights[key], flight.id == flightID else {
+                assertionFailure("a flight ended twice or was replaced")
+                return ([], [])
+            }
+            flights.removeValue(forKey: key)
+            switch result {
+            case .success(let value):
+                let remaining = Limits.remaining(value.expiresAt, at: wall)
+                if flight.storesResult && remaining >= limits.minRemaining {
+                    // A value already inside the refresh window (a short-lived token) would otherwise trigger a
+                    // refresh on every request: hold the next one back as after a failure.
+                    var entry = Entry(value: value)
+                    if remaining < limits.refreshBefore {
+                        entry.refreshNotBefore = limits.nextRefresh(after: monotonic)
+                    }
+                    // Insertion goes through the bound: if the key was evicted meanwhile, the LRU entry makes room.
+                    if let slot = entries.slot(for: key) { entries[slot] = entry } else { entries.insert(key, entry) }
+                }
+            case .failure:
+                // Only a failed refresh-ahead finds an entry here; it keeps serving until the retry interval passes.
+                if let slot = entries.slot(for: key) {
+                    entries[slot].refreshNotBefore = limits.nextRefresh(after: monotonic)
+                    entries[slot].lastRefreshFailed = true
+                }
+            }
+            var idleWaiters: [CheckedContinuation<Void, Never>] = []
+            if flights.isEmpty { swap(&idleWaiters, &self.idleWaiters) }
+            return (Array(flight.waiters.values), idleWaiters)
+        }
+
+        private mutating func startFlight(for key: Key) -> UInt64 {
+            nextFlightID &+= 1
+            flights[key] = Flight(id: nextFlightID)
+            return nextFlightID
+        }
+    }
+}

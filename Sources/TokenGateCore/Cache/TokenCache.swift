@@ -1,0 +1,162 @@
+import Synchronization
+
+/// A per-context token cache: single-flight fetches, refresh-ahead, LRU-bounded, safe to call from any task.
+///
+/// A request is served from the cache while the cached value has at least ``TokenCachePolicy/minRemaining`` left.
+/// Inside the refresh window (less than ``TokenCachePolicy/refreshBefore`` left) the request still gets the cached
+/// value and starts one background refresh for that key. Otherwise the request waits for a fetch; concurrent
+/// requests for one key share a single fetch and its value or error. Errors are never cached.
+///
+/// ```swift
+/// let cache = TokenCache<TokenCacheKey, IssuedToken>(policy: TokenCachePolicy())
+/// let (token, outcome) = try await cache.value(for: key) { try await backend.issue(request) }
+/// ```
+///
+/// A hit takes the lock, looks the key up, moves it to the front of the LRU list and unlocks; it does no other work
+/// and no allocation in the cache. Fetches run in their own unstructured task, started by the request that
+/// needs one (never by an initialiser), so a cancelled caller detaches without cancelling the fetch for the
+/// others. A fetch must end by itself (backends give every call a deadline): its waiters wait until it does.
+public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendable {
+    /// The policy this cache was created with.
+    public let policy: TokenCachePolicy
+    private let clock: TokenGateClock
+    private let limits: Limits
+    private let state: Mutex<State>
+    private let nextWaiterID = Atomic<UInt64>(0)
+
+    /// An empty cache. `policy.maxEntries` must be at least 1.
+    public init(policy: TokenCachePolicy = TokenCachePolicy(), clock: TokenGateClock = .system) {
+        precondition(policy.maxEntries > 0, "TokenCachePolicy.maxEntries must be at least 1")
+        self.policy = policy
+        self.clock = clock
+        self.limits = Limits(policy)
+        self.state = Mutex(State(capacity: policy.maxEntries))
+    }
+
+    /// The value for `key`: cached if it has at least ``TokenCachePolicy/minRemaining`` left, else fetched.
+    ///
+    /// - Parameter fetch: produces a fresh value for `key`. It runs in a task of its own and may be shared by
+    ///   concurrent callers, so it must not depend on which caller started it. A fetched value with less than
+    ///   `minRemaining` left is returned to the callers that waited for it, but not cached.
+    /// - Returns: the value and how it was obtained.
+    /// - Throws: the fetch's error, shared by all callers waiting on that fetch; `CancellationError` if the
+    ///   calling task is cancelled while waiting (the fetch continues for the others).
+    public func value(
+        for key: Key,
+        fetch: @escaping @Sendable () async throws -> Value
+    ) async throws -> (value: Value, outcome: TokenCacheOutcome) {
+        let wall = clock.wallSeconds()
+        let monotonic = clock.monotonicNanoseconds()
+        let decision = state.withLock { $0.lookup(key, wall: wall, monotonic: monotonic, limits: limits) }
+        switch decision {
+        case .served(let value, let outcome):
+            return (value, outcome)
+        case .refreshStarted(let value, let flightID):
+            startFetch(for: key, flightID: flightID, fetch: fetch)
+            return (value, .refreshingAhead)
+        case .absent, .waiting, .fetchStarted, .cancelled:
+            return try await awaitFetch(for: key, fetch: fetch)
+        }
+    }
+
+    /// The number of cached entries (fetches in flight are not counted).
+    public var count: Int { state.withLock { $0.entries.count } }
+
+    /// Forgets the value for `key`. A fetch in flight for `key` still answers its waiters but is not cached.
+    public func removeValue(for key: Key) {
+        state.withLock { state in
+            state.entries.removeValue(for: key)
+            state.flights[key]?.storesResult = false
+        }
+    }
+
+    /// Forgets every value. Fetches in flight still answer their waiters but are not cached.
+    public func removeAll() {
+        state.withLock { state in
+            state.entries.removeAll()
+            for index in state.flights.indices { state.flights.values[index].storesResult = false }
+        }
+    }
+
+    /// Returns once no fetch is in flight, foreground or background; for tests and orderly shutdown.
+    ///
+    /// Fetches started before it returns are waited for too. Not cancellable: it waits for fetches to end.
+    public func waitForRefreshes() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isIdle = state.withLock { state in
+                guard !state.flights.isEmpty else { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
+    }
+
+    /// How many callers wait on the fetch for `key`; lets tests line callers up without sleeping.
+    func waiterCount(for key: Key) -> Int {
+        state.withLock { $0.flights[key]?.waiters.count ?? 0 }
+    }
+
+    /// The slow path: join the fetch for `key`, or start it, then wait unless the calling task is cancelled.
+    private func awaitFetch(
+        for key: Key,
+        fetch: @escaping @Sendable () async throws -> Value
+    ) async throws -> (value: Value, outcome: TokenCacheOutcome) {
+        let waiterID = nextWaiterID.wrappingAdd(1, ordering: .relaxed).oldValue
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: Waiter) in
+                let wall = clock.wallSeconds()
+                let monotonic = clock.monotonicNanoseconds()
+                // `Task.isCancelled` is read under the lock: the cancellation handler takes the same lock, so
+                // either it finds this waiter registered or the waiter sees the cancellation here.
+                let decision = state.withLock { state in
+                    state.join(
+                        key, waiterID: waiterID, waiter: waiter, isCancelled: Task.isCancelled,
+                        wall: wall, monotonic: monotonic, limits: limits)
+                }
+                switch decision {
+                case .served(let value, let outcome):
+                    waiter.resume(returning: (value, outcome))
+                case .refreshStarted(let value, let flightID):
+                    startFetch(for: key, flightID: flightID, fetch: fetch)
+                    waiter.resume(returning: (value, .refreshingAhead))
+                case .fetchStarted(let flightID):
+                    startFetch(for: key, flightID: flightID, fetch: fetch)
+                case .waiting, .absent:
+                    break
+                case .cancelled:
+                    waiter.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            // Detach this waiter only; the fetch and the other waiters carry on.
+            let waiter = state.withLock { $0.flights[key]?.waiters.removeValue(forKey: waiterID) }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    private func startFetch(for key: Key, flightID: UInt64, fetch: @escaping @Sendable () async throws -> Value) {
+        // Unstructured on purpose: the fetch belongs to every waiter, so no caller's cancellation may reach it.
+        Task {
+            let result: Result<Value, any Error>
+            do {
+                result = .success(try await fetch())
+            } catch {
+                result = .failure(error)
+            }
+            self.finishFetch(for: key, flightID: flightID, result: result)
+        }
+    }
+
+    private func finishFetch(for key: Key, flightID: UInt64, result: Result<Value, any Error>) {
+        let wall = clock.wallSeconds()
+        let monotonic = clock.monotonicNanoseconds()
+        let (waiters, idleWaiters) = state.withLock { state in
+            state.finish(key, flightID: flightID, result: result, wall: wall, monotonic: monotonic, limits: limits)
+        }
+        // Resumed outside the lock: a resumed task may call straight back into the cache.
+        let answer = result.map { (value: $0, outcome: TokenCacheOutcome.miss) }
+        for waiter in waiters { waiter.resume(with: answer) }
+        for idleWaiter in idleWaiters { idleWaiter.resume() }
+    }
+}

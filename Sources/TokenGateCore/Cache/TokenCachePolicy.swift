@@ -1,0 +1,30 @@
+/// How long cached tokens are handed out, when they are refreshed, and how many are kept.
+///
+/// The defaults follow what the mobile SDKs expect (fleet-engine-tokens.md, section 3): a returned token has at
+/// least 5 minutes left, and a token is refreshed 10 minutes before it expires. The configuration layer validates
+/// its input into this type; ``TokenCache`` treats invalid values as programmer errors.
+public struct TokenCachePolicy: Sendable, Equatable {
+    /// A token with less than this left is never handed out; a request waits for a fresh one. Default 5 minutes.
+    public var minRemaining: Duration
+    /// A token with less than this left is still handed out, and one background refresh starts. Default 10 minutes.
+    /// Values below ``minRemaining`` disable refresh-ahead.
+    public var refreshBefore: Duration
+    /// The most entries kept; the least recently used entry is evicted beyond it. At least 1. Default 100 000.
+    public var maxEntries: Int
+    /// After a failed background refresh, the next one for that key waits at least this long (monotonic clock),
+    /// while the cached token keeps being served. Default 30 seconds.
+    public var refreshRetryInterval: Duration
+
+    /// A policy; every argument has the documented default.
+    public init(
+        minRemaining: Duration = .seconds(300),
+        refreshBefore: Duration = .seconds(600),
+        maxEntries: Int = 100_000,
+        refreshRetryInterval: Duration = .seconds(30)
+    ) {
+        self.minRemaining = minRemaining
+        self.refreshBefore = refreshBefore
+        self.maxEntries = maxEntries
+        self.refreshRetryInterval = refreshRetryInterval
+    }
+}

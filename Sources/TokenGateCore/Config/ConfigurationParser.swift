@@ -1,0 +1,132 @@
+import YAML
+
+/// Turns a parsed `config.yaml` into a validated `GatewayConfiguration`. Backend sections are left to their
+/// plugins, which `ConfigurationLoader` runs next; everything else is checked here.
+public struct ConfigurationParser: Sendable {
+    /// Defaults that `defaults:` may override and each provider may override again.
+    struct Defaults {
+        var audience = FleetEngineToken.defaultAudience
+        var leeway: Int64 = 60
+        var cache = TokenCachePolicy()
+        var rateLimits = RateLimitSettings()
+    }
+
+    /// Creates a parser.
+    public init() {}
+
+    /// Validates the document rooted at `root`.
+    public func parse(_ root: ConfigNode) throws -> GatewayConfiguration {
+        let document = try root.mapping(allowedKeys: ["server", "defaults", "providers"])
+        let server = try document.optional("server").map(parseServer) ?? ServerSettings()
+        var defaults = Defaults()
+        if let node = document.optional("defaults") {
+            let mapping = try node.mapping(allowedKeys: ["audience", "leeway", "cache", "rateLimits"])
+            defaults = try parseOverrides(mapping, over: defaults)
+        }
+        let providersNode = try document.required("providers")
+        var providers: [ProviderID: ProviderSettings] = [:]
+        for (key, node) in try providersNode.entries() {
+            guard let id = ProviderID(key) else {
+                throw node.error(
+                    "'\(key)' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"
+                )
+            }
+            providers[id] = try parseProvider(id, node, defaults: defaults)
+        }
+        guard !providers.isEmpty else { throw providersNode.error("declare at least one provider") }
+        return GatewayConfiguration(server: server, providers: providers)
+    }
+
+    private func parseServer(_ node: ConfigNode) throws -> ServerSettings {
+        let mapping = try node.mapping(allowedKeys: ["host", "port"])
+        var server = ServerSettings()
+        if let host = mapping.optional("host") { server.host = try host.nonEmptyString() }
+        if let port = mapping.optional("port") { server.port = try port.int(in: 0...65535) }
+        return server
+    }
+
+    private func parseProvider(_ id: ProviderID, _ node: ConfigNode, defaults: Defaults) throws -> ProviderSettings {
+        let mapping = try node.mapping(allowedKeys: [
+            "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response",
+        ])
+        let settings = try parseOverrides(mapping, over: defaults)
+        let backend = try mapping.required("backend")
+        // The plugin validates the rest of the section; only `type` is the core's, to pick the plugin.
+        guard let typeNode = try backend.entries().first(where: { $0.key == "type" })?.node else {
+            throw backend.error("missing required key 'type'")
+        }
+        let clientsNode = try mapping.required("clients")
+        var clients: [ClientConfig] = []
+        for clientNode in try clientsNode.sequence() {
+            let client = try ClientConfig.parse(clientNode, leeway: settings.leeway)
+            if clients.contains(where: { $0.name == client.name }) {
+                throw clientNode.error("a client named '\(client.name)' is already declared for this provider")
+            }
+            clients.append(client)
+        }
+        guard !clients.isEmpty else {
+            throw clientsNode.error("declare at least one client: TokenGate never vends tokens anonymously")
+        }
+        return ProviderSettings(
+            id: id,
+            audience: settings.audience,
+            leeway: settings.leeway,
+            cache: settings.cache,
+            rateLimits: settings.rateLimits,
+            clients: clients,
+            response: try mapping.optional("response").map(ResponseMapping.parse),
+            backendType: try typeNode.nonEmptyString(),
+            backendSection: backend
+        )
+    }
+
+    private func parseOverrides(_ mapping: ConfigMapping, over defaults: Defaults) throws -> Defaults {
+        var result = defaults
+        if let node = mapping.optional("audience") { result.audience = try node.nonEmptyString() }
+        if let node = mapping.optional("leeway") {
+            result.leeway = ConfigDuration.seconds(try node.duration())
+            guard (0...600).contains(result.leeway) else { throw node.error("must be between 0s and 10m") }
+        }
+        if let node = mapping.optional("cache") { result.cache = try parseCache(node, over: result.cache) }
+        if let node = mapping.optional("rateLimits") {
+            result.rateLimits = try parseRateLimits(node, over: result.rateLimits)
+        }
+        return result
+    }
+
+    private func parseCache(_ node: ConfigNode, over defaults: TokenCachePolicy) throws -> TokenCachePolicy {
+        let mapping = try node.mapping(allowedKeys: ["minRemaining", "refreshBefore", "maxEntries"])
+        var cache = defaults
+        if let value = mapping.optional("minRemaining") { cache.minRemaining = try value.duration() }
+        if let value = mapping.optional("refreshBefore") { cache.refreshBefore = try value.duration() }
+        if let value = mapping.optional("maxEntries") { cache.maxEntries = try value.int(in: 1...10_000_000) }
+        guard cache.refreshBefore > cache.minRemaining else {
+            throw node.error("refreshBefore (\(cache.refreshBefore)) must be longer than minRemaining (\(cache.minRemaining))")
+        }
+        guard cache.refreshBefore < .seconds(FleetEngineToken.maxLifetime) else {
+            throw node.error("refreshBefore must be shorter than a token's one-hour lifetime")
+        }
+        return cache
+    }
+
+    private func parseRateLimits(_ node: ConfigNode, over defaults: RateLimitSettings) throws -> RateLimitSettings {
+        let mapping = try node.mapping(allowedKeys: ["provider", "caller", "context"])
+        var limits = defaults
+        if let value = mapping.optional("provider") { limits.provider = try parseRateLimit(value) }
+        if let value = mapping.optional("caller") { limits.caller = try parseRateLimit(value) }
+        if let value = mapping.optional("context") { limits.context = try parseRateLimit(value) }
+        return limits
+    }
+
+    /// `{ rate: 600/min, burst: 50 }`
+    private func parseRateLimit(_ node: ConfigNode) throws -> RateLimit {
+        let mapping = try node.mapping(allowedKeys: ["rate", "burst"])
+        let rateNode = try mapping.required("rate")
+        let burst = try mapping.optional("burst")?.int(in: 1...1_000_000) ?? 1
+        let text = try rateNode.string()
+        guard let limit = RateLimit(parsing: text, burst: burst) else {
+            throw rateNode.error("expected a rate such as 600/min, 10/s or 5000/h, got '\(text)'")
+        }
+        return limit
+    }
+}

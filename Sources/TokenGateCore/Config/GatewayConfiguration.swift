@@ -1,0 +1,63 @@
+/// The whole gateway's configuration, as `config.yaml` declares it, validated.
+public struct GatewayConfiguration: Sendable {
+    /// Where the HTTP server listens.
+    public var server: ServerSettings
+    /// Every provider, by ID.
+    public var providers: [ProviderID: ProviderSettings]
+
+    /// Creates a configuration.
+    public init(server: ServerSettings, providers: [ProviderID: ProviderSettings]) {
+        self.server = server
+        self.providers = providers
+    }
+}
+
+/// The `server:` section.
+public struct ServerSettings: Sendable, Equatable {
+    /// The address to bind; loopback unless the operator says otherwise.
+    public var host: String = "127.0.0.1"
+    /// The TCP port; 0 picks a free one.
+    public var port: Int = 8080
+
+    /// Creates settings with the defaults.
+    public init() {}
+}
+
+/// One provider (tenant): its backend, token rules, cache, limits and callers.
+public struct ProviderSettings: Sendable {
+    /// The provider ID (Google Cloud project ID).
+    public var id: ProviderID
+    /// The `aud` of its tokens.
+    public var audience: String
+    /// Clock skew tolerated when verifying, seconds.
+    public var leeway: Int64
+    /// Cache behaviour.
+    public var cache: TokenCachePolicy
+    /// Rate limits.
+    public var rateLimits: RateLimitSettings
+    /// Callers that may ask for tokens.
+    public var clients: [ClientConfig]
+    /// A legacy response shape, or `nil` for TokenGate's own.
+    public var response: ResponseMapping?
+    /// The backend plugin's `type:`.
+    public var backendType: String
+    /// The `backend:` section, handed to the plugin's factory.
+    public var backendSection: ConfigNode
+}
+
+/// Rate limits of one provider; `nil` means no limit at that level.
+public struct RateLimitSettings: Sendable {
+    /// For all of the provider's requests together.
+    public var provider: RateLimit?
+    /// For each caller (client name).
+    public var caller: RateLimit?
+    /// For each token context (type and ID).
+    public var context: RateLimit?
+
+    /// Creates settings.
+    public init(provider: RateLimit? = nil, caller: RateLimit? = nil, context: RateLimit? = nil) {
+        self.provider = provider
+        self.caller = caller
+        self.context = context
+    }
+}

@@ -1,0 +1,68 @@
+/// A failure the gateway reports to a caller: a stable code plus an operator-facing reason.
+///
+/// A struct over a private code enum, so codes can be added without breaking anyone (as `JWTError` and
+/// `HTTPClientError` do). Equality is on the code. The HTTP layer is the only place codes become status codes.
+public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable error code: the `error.code` of HTTP bodies, a metric label and a log field.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: String {
+            case invalidRequest = "invalid_request"
+            case unauthenticated
+            case forbidden
+            case unknownProvider = "unknown_provider"
+            case unknownTokenType = "unknown_token_type"
+            case rateLimited = "rate_limited"
+            case backendInvalidToken = "backend_invalid_token"
+            case backendError = "backend_error"
+            case backendUnavailable = "backend_unavailable"
+            case backendTimeout = "backend_timeout"
+            case internalError = "internal_error"
+        }
+        fileprivate let base: Base
+
+        /// The code as it appears on the wire.
+        public var rawValue: String { base.rawValue }
+        public var description: String { base.rawValue }
+
+        /// The request is malformed: bad IDs, missing or extra parameters, oversized values.
+        public static let invalidRequest = Code(base: .invalidRequest)
+        /// No credential, or one that is not valid for this provider.
+        public static let unauthenticated = Code(base: .unauthenticated)
+        /// An authenticated caller asked for a token it may not have.
+        public static let forbidden = Code(base: .forbidden)
+        /// No provider with that ID.
+        public static let unknownProvider = Code(base: .unknownProvider)
+        /// The provider does not issue that token type.
+        public static let unknownTokenType = Code(base: .unknownTokenType)
+        /// A rate limit refused the request; `retryAfter` says for how long.
+        public static let rateLimited = Code(base: .rateLimited)
+        /// The backend produced a token that failed verification; it was not cached nor returned.
+        public static let backendInvalidToken = Code(base: .backendInvalidToken)
+        /// The backend answered with an error or an unusable response.
+        public static let backendError = Code(base: .backendError)
+        /// The backend could not be reached.
+        public static let backendUnavailable = Code(base: .backendUnavailable)
+        /// The backend did not answer in time.
+        public static let backendTimeout = Code(base: .backendTimeout)
+        /// A bug: never expected in operation.
+        public static let internalError = Code(base: .internalError)
+    }
+
+    /// The stable code.
+    public let code: Code
+    /// What went wrong, for operators. Never a token or a secret.
+    public let reason: String
+    /// For `rate_limited` (and backends that say so): whole seconds until a retry may succeed.
+    public let retryAfterSeconds: Int?
+
+    /// Creates an error.
+    public init(_ code: Code, _ reason: String, retryAfterSeconds: Int? = nil) {
+        self.code = code
+        self.reason = reason
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    public var description: String { "\(code): \(reason)" }
+
+    public static func == (lhs: TokenGateError, rhs: TokenGateError) -> Bool { lhs.code == rhs.code }
+}

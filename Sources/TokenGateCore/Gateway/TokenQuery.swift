@@ -1,0 +1,36 @@
+/// A token request as it arrives, before anything is trusted: raw strings from the URL and headers.
+public struct TokenQuery: Sendable {
+    /// The `{providerId}` path segment.
+    public var providerID: String
+    /// The `{tokenType}` path segment.
+    public var tokenType: String
+    /// The query parameters (`tripId`, `vehicleId`, …).
+    public var parameters: [String: String]
+    /// The raw `Authorization` header, if any.
+    public var authorization: String?
+
+    /// Creates a query.
+    public init(providerID: String, tokenType: String, parameters: [String: String], authorization: String?) {
+        self.providerID = providerID
+        self.tokenType = tokenType
+        self.parameters = parameters
+        self.authorization = authorization
+    }
+}
+
+/// A token granted to a caller, with what the response needs to describe it.
+public struct TokenGrant: Sendable {
+    /// The verified token.
+    public var token: DeliveredToken
+    /// What it is for.
+    public var context: TokenContext
+    /// The provider that issued it.
+    public var provider: ProviderSettings
+    /// How the cache produced it.
+    public var outcome: TokenCacheOutcome
+
+    /// When a client should start fetching a fresh one: `refreshBefore` ahead of expiry.
+    public var refreshAfter: Int64 {
+        max(token.issuedAt, token.expiresAt - provider.cache.refreshBefore.components.seconds)
+    }
+}

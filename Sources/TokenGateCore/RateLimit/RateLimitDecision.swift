@@ -1,0 +1,18 @@
+/// The answer of ``RateLimiter/acquire(_:)``.
+public enum RateLimitDecision: Sendable, Hashable {
+    /// The request may proceed.
+    case allowed
+    /// The request must be refused; one would be allowed after `retryAfter`.
+    case limited(retryAfter: Duration)
+
+    /// Whether the request may proceed.
+    public var isAllowed: Bool {
+        if case .allowed = self { true } else { false }
+    }
+
+    /// The `Retry-After` header value: `retryAfter` in whole seconds, rounded up, at least 1; `nil` when allowed.
+    public var retryAfterSeconds: Int? {
+        guard case .limited(let retryAfter) = self else { return nil }
+        return Int(clamping: max(1, TokenGateClock.secondsRoundingUp(retryAfter)))
+    }
+}

@@ -1,0 +1,60 @@
+public import JOSE
+
+/// The Fleet Engine token rules that every TokenGate token obeys (reference, section 1).
+public enum FleetEngineToken {
+    /// Fleet Engine's audience. The trailing slash is part of the value.
+    public static let defaultAudience = "https://fleetengine.googleapis.com/"
+    /// Fleet Engine rejects a token whose `exp` is more than one hour past `iat`.
+    public static let maxLifetime: Int64 = 3600
+
+    /// The claims of a token for `context`, issued by `serviceAccount` at `issuedAt` for `lifetime` seconds.
+    ///
+    /// `iss` and `sub` are both the signing service account's email; `lifetime` must not exceed one hour.
+    public static func claims(
+        serviceAccount: String,
+        audience: String,
+        context: TokenContext,
+        issuedAt: Int64,
+        lifetime: Int64
+    ) -> JSONObject {
+        precondition((1...maxLifetime).contains(lifetime), "lifetime is validated when the configuration loads")
+        var claims = JSONObject()
+        claims["iss"] = .string(serviceAccount)
+        claims["sub"] = .string(serviceAccount)
+        claims["aud"] = .string(audience)
+        claims["iat"] = .integer(issuedAt)
+        claims["exp"] = .integer(issuedAt + lifetime)
+        claims["authorization"] = .object(context.authorizationClaim)
+        return claims
+    }
+
+    /// Checks that verified `claims` carry exactly the `authorization` claim for `context` and a consistent
+    /// issuer, so a token for another trip, a wildcard token or a token of another type is never handed out.
+    public static func checkScope(of claims: JSONObject, for context: TokenContext) throws(TokenRejection) {
+        guard case .string(let issuer)? = claims["iss"], case .string(let subject)? = claims["sub"], issuer == subject
+        else {
+            throw TokenRejection(.wrongIssuer, "iss and sub must both name the signing service account")
+        }
+        guard case .object(let authorization)? = claims["authorization"] else {
+            throw TokenRejection(.wrongContext, "the token has no authorization claim object")
+        }
+        if context.tokenType.isClientFacing, authorization.contains(where: { Self.isWildcard($0.value) }) {
+            throw TokenRejection(.wildcardClaim, "a \(context.tokenType) token must not carry a '*' claim")
+        }
+        guard authorization == context.authorizationClaim else {
+            throw TokenRejection(
+                .wrongContext,
+                "the authorization claim \(String(decoding: JSON.serialize(.object(authorization)), as: UTF8.self)) "
+                    + "is not the one for \(context.tokenType) \(context)"
+            )
+        }
+    }
+
+    private static func isWildcard(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): text == "*"
+        case .array(let items): items.contains(.string("*"))
+        default: false
+        }
+    }
+}

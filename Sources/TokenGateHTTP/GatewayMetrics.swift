@@ -1,0 +1,30 @@
+import Metrics
+import TokenGateCore
+
+/// Counters made once, so the request path only increments (swift-metrics looks factories up on creation).
+struct GatewayMetrics: Sendable {
+    private let outcomes: [TokenCacheOutcome: Counter]
+    private let errors: [String: Counter]
+
+    init() {
+        var outcomes: [TokenCacheOutcome: Counter] = [:]
+        for outcome in TokenCacheOutcome.allCases {
+            outcomes[outcome] = Counter(label: "tokengate_tokens_served_total", dimensions: [("cache", outcome.rawValue)])
+        }
+        self.outcomes = outcomes
+        var errors: [String: Counter] = [:]
+        for code in Self.errorCodes {
+            errors[code.rawValue] = Counter(label: "tokengate_token_errors_total", dimensions: [("code", code.rawValue)])
+        }
+        self.errors = errors
+    }
+
+    private static let errorCodes: [TokenGateError.Code] = [
+        .invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited,
+        .backendInvalidToken, .backendError, .backendUnavailable, .backendTimeout, .internalError,
+    ]
+
+    func record(_ outcome: TokenCacheOutcome) { outcomes[outcome]?.increment() }
+
+    func record(_ code: TokenGateError.Code) { errors[code.rawValue]?.increment() }
+}

@@ -1,0 +1,90 @@
+public import Hummingbird
+import JOSE
+public import TokenGateCore
+
+/// The token API: `GET /v1/providers/{providerId}/tokens/{tokenType}`, the providers' JWKS and health checks.
+public struct TokenRoutes: Sendable {
+    let service: TokenService
+    let limits: RequestLimits
+    let clock: TokenGateClock
+    let metrics: GatewayMetrics
+
+    /// Creates the routes over a token service.
+    public init(service: TokenService, limits: RequestLimits = RequestLimits(), clock: TokenGateClock = .system) {
+        self.service = service
+        self.limits = limits
+        self.clock = clock
+        self.metrics = GatewayMetrics()
+    }
+
+    /// Adds the routes to `router`.
+    public func register(on router: Router<TokenGateRequestContext>) {
+        router.get("/v1/providers/:providerId/tokens/:tokenType") { request, context in
+            try await self.token(request, context)
+        }
+        router.get("/v1/providers/:providerId/jwks.json") { _, context in
+            let bytes = try await self.service.publicKeys(providerID: context.parameters.get("providerId") ?? "")
+            return Self.json(bytes, status: .ok, cacheControl: "public, max-age=300")
+        }
+        router.get("/healthz") { _, _ in
+            Self.json(Array(#"{"status":"ok"}"#.utf8), status: .ok, cacheControl: "no-store")
+        }
+        router.get("/readyz") { _, _ in
+            // Built only from a configuration whose every provider loaded: serving means ready.
+            let body = JSON.serialize(.object(JSONObject(["status": .string("ready"), "providers": .integer(Int64(self.service.providers.count))])))
+            return Self.json(body, status: .ok, cacheControl: "no-store")
+        }
+    }
+
+    private func token(_ request: Request, _ context: TokenGateRequestContext) async throws -> Response {
+        do {
+            let query = try parse(request, context)
+            let grant = try await service.token(for: query)
+            metrics.record(grant.outcome)
+            return Self.json(TokenResponse.body(for: grant, now: clock.wallSeconds()), status: .ok, cacheControl: "no-store")
+        } catch {
+            metrics.record(error.code)
+            throw error
+        }
+    }
+
+    /// Turns the request into a `TokenQuery`, refusing oversized or repeated parts before anything else runs.
+    private func parse(_ request: Request, _ context: TokenGateRequestContext) throws(TokenGateError) -> TokenQuery {
+        guard request.uri.string.utf8.count <= limits.maxTargetBytes else {
+            throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
+        }
+        let authorization = request.headers[.authorization]
+        if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
+            throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
+        }
+        var parameters: [String: String] = [:]
+        var count = 0
+        for (key, value) in request.uri.queryParameters {
+            count += 1
+            guard count <= limits.maxQueryParameters else { throw TokenGateError(.invalidRequest, "too many query parameters") }
+            guard value.utf8.count <= limits.maxQueryValueBytes else {
+                throw TokenGateError(.invalidRequest, "the \(key.prefix(32)) parameter is too long")
+            }
+            guard parameters.updateValue(String(value), forKey: String(key)) == nil else {
+                throw TokenGateError(.invalidRequest, "the \(key.prefix(32)) parameter is repeated")
+            }
+        }
+        if let unknown = parameters.keys.first(where: { !TokenContext.allParameterNames.contains($0) }) {
+            throw TokenGateError(.invalidRequest, "unknown query parameter '\(unknown.prefix(32))'")
+        }
+        return TokenQuery(
+            providerID: context.parameters.get("providerId") ?? "",
+            tokenType: context.parameters.get("tokenType") ?? "",
+            parameters: parameters,
+            authorization: authorization
+        )
+    }
+
+    static func json(_ bytes: [UInt8], status: HTTPResponse.Status, cacheControl: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json", .cacheControl: cacheControl],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+        )
+    }
+}

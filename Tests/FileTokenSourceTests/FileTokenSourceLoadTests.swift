@@ -1,0 +1,164 @@
+import FileTokenSource
+import Foundation
+import JOSE
+import Logging
+import Testing
+import TokenGateCore
+
+@Suite struct FileTokenSourceLoadTests {
+    static let trip = TokenContext.trip(.id("trip-42"))
+
+    @Test func servesEveryFiledTokenAsTheGatewayVerifiesIt() async throws {
+        let fixture = try Fixture()
+        let contexts: [TokenContext] = [
+            .trip(.id("trip-42")), .vehicle(.id("vehicle-7")), .deliveryVehicle(.id("van-3")),
+            .tracking(.id("track-1")), .task(.id("task-9")), .fleet,
+        ]
+        let tokens = try Dictionary(uniqueKeysWithValues: contexts.map { ($0, try Fixture.token($0)) })
+        try fixture.write(
+            """
+            consumer:
+              trip-42: \(tokens[.trip(.id("trip-42"))]!)
+            driver:
+              vehicle-7: \(tokens[.vehicle(.id("vehicle-7"))]!)
+            delivery-driver:
+              van-3: \(tokens[.deliveryVehicle(.id("van-3"))]!)
+            delivery-consumer:
+              tracking:
+                track-1: \(tokens[.tracking(.id("track-1"))]!)
+              task:
+                task-9: \(tokens[.task(.id("task-9"))]!)
+            server: \(tokens[.fleet]!)
+            """
+        )
+        let source = try await fixture.makeSource()
+        #expect(source.tokenTypes == Set(TokenType.allCases))
+        #expect(source.tokenCount == contexts.count)
+        let verifier = FleetEngineVerifier(keys: try await source.verificationKeys(), audience: FleetEngineToken.defaultAudience)
+        for context in contexts {
+            let issued = try await source.issue(.with(context))
+            #expect(issued.compact == tokens[context])
+            #expect(issued.keyID == Fixture.account.privateKeyID)
+            #expect(issued.expiresAt == Fixture.start + 3600)
+            _ = try verifier.verify(issued.compact, for: context, now: fixture.clock.now)
+        }
+    }
+
+    @Test func readsAJSONTokenFile() async throws {
+        let fixture = try Fixture()
+        let trips: JSONObject = ["trip-42": .string(try Fixture.token(Self.trip))]
+        let document: JSONObject = ["consumer": .object(trips)]
+        try fixture.write(String(decoding: JSON.serialize(.object(document)), as: UTF8.self), to: "tokens.json")
+        let source = try await fixture.makeSource(Fixture.defaultSection.replacingOccurrences(of: "tokens.yaml", with: "tokens.json"))
+        #expect(try await source.issue(.with(Self.trip)).expiresAt == Fixture.start + 3600)
+    }
+
+    /// Tokens that must never be served, and the reason code each is skipped with.
+    enum BadToken: String, CaseIterable, Sendable {
+        case signedByAnotherKeyWithTheSameKid = "bad_signature"
+        case forAnotherTrip = "wrong_context"
+        case wildcard = "wildcard_claim"
+        case es256WithTheRSAKeysKid = "alg_not_allowed"
+        case unknownKid = "unknown_kid"
+        case expiredLongAgo = "expired"
+        case expiredWithinTheVerifiersLeeway = "expired "
+        case issuerNotBoundToTheKey = "wrong_issuer"
+        case notAJWS = "malformed"
+
+        var reason: String { rawValue.trimmingCharacters(in: .whitespaces) }
+
+        func make() throws -> String {
+            let trip = FileTokenSourceLoadTests.trip
+            let kid = Fixture.account.privateKeyID
+            switch self {
+            case .signedByAnotherKeyWithTheSameKid: return try Fixture.token(trip, key: try JWSKey.generate(.rs256, keyID: kid))
+            case .forAnotherTrip: return try Fixture.token(trip, claimed: .trip(.id("trip-43")))
+            case .wildcard: return try Fixture.token(trip, claimed: .fleet)
+            case .es256WithTheRSAKeysKid: return try Fixture.token(trip, key: try JWSKey.generate(.es256, keyID: kid))
+            case .unknownKid: return try Fixture.token(trip, key: try JWSKey.generate(.rs256, keyID: "other"))
+            case .expiredLongAgo: return try Fixture.token(trip, issuedAt: Fixture.start - 3700)
+            case .expiredWithinTheVerifiersLeeway: return try Fixture.token(trip, issuedAt: Fixture.start - 3630)
+            case .issuerNotBoundToTheKey:
+                let claims = FleetEngineToken.claims(
+                    serviceAccount: "intruder@acme-rides.iam.gserviceaccount.com",
+                    audience: FleetEngineToken.defaultAudience,
+                    context: trip,
+                    issuedAt: Fixture.start,
+                    lifetime: 600
+                )
+                return try JWSSigner(key: Fixture.account.key).sign(claims: claims)
+            case .notAJWS: return "not-a-token"
+            }
+        }
+    }
+
+    @Test(arguments: BadToken.allCases)
+    func skipsABadTokenWithItsReasonAndLoadsTheRest(_ bad: BadToken) async throws {
+        let fixture = try Fixture()
+        let badToken = try bad.make()
+        let good = try Fixture.token(.vehicle(.id("vehicle-7")))
+        try fixture.write("consumer:\n  trip-42: \(badToken)\ndriver:\n  vehicle-7: \(good)\n")
+        let source = try await fixture.makeSource()
+        #expect(source.tokenCount == 1)
+        #expect(source.tokenTypes == [.driver])
+        #expect(try await source.issue(.with(.vehicle(.id("vehicle-7")))).compact == good)
+        await #expect(throws: TokenGateError(.unknownTokenType, "")) { try await source.issue(.with(Self.trip)) }
+
+        let warnings = fixture.logs.entries.filter { $0.level == .warning }
+        #expect(warnings.count == 1)
+        let warning = try #require(warnings.first)
+        #expect(warning.metadata["reason"] == bad.reason)
+        #expect(warning.metadata["entry"] == "consumer.trip-42")
+        #expect(warning.metadata["location"]?.hasSuffix("tokens.yaml:2:12") == true, "\(warning.metadata)")
+        #expect(!fixture.logs.entries.contains { $0.text.contains(badToken) || $0.text.contains(good) })
+    }
+
+    @Test func skipsATokenFiledUnderAnIDTokenGateRefuses() async throws {
+        let fixture = try Fixture()
+        try fixture.write("consumer:\n  \"trip/42\": \(try Fixture.token(Self.trip))\n")
+        let source = try await fixture.makeSource()
+        #expect(source.tokenCount == 0)
+        #expect(fixture.logs.entries.first { $0.level == .warning }?.metadata["reason"] == "invalid_context")
+    }
+
+    @Test func neverServesATokenPastItsExpiry() async throws {
+        let fixture = try Fixture()
+        try fixture.write("consumer:\n  trip-42: \(try Fixture.token(Self.trip, lifetime: 600))\n")
+        let source = try await fixture.makeSource()
+        fixture.clock.advance(to: Fixture.start + 599)
+        #expect(try await source.issue(.with(Self.trip)).expiresAt == Fixture.start + 600)
+        for now in [Fixture.start + 600, Fixture.start + 630, Fixture.start + 5000] {
+            fixture.clock.advance(to: now)
+            await #expect(throws: TokenGateError(.backendError, "")) { try await source.issue(.with(Self.trip)) }
+        }
+    }
+
+    @Test func refusesContextsTheFileDoesNotHold() async throws {
+        let fixture = try Fixture()
+        try fixture.write("consumer:\n  trip-42: \(try Fixture.token(Self.trip))\n")
+        let source = try await fixture.makeSource()
+        let error = await #expect(throws: TokenGateError.self) { try await source.issue(.with(.trip(.id("trip-43")))) }
+        #expect(error?.code == .backendError)
+        #expect(error?.reason == "no pre-issued token for consumer tripId=trip-43")
+        await #expect(throws: TokenGateError(.unknownTokenType, "")) { try await source.issue(.with(.vehicle(.id("v-1")))) }
+    }
+
+    @Test func issuesSafelyFromManyTasksWhileReloading() async throws {
+        let fixture = try Fixture()
+        let token = try Fixture.token(Self.trip)
+        try fixture.write("consumer:\n  trip-42: \(token)\n")
+        let source = try await fixture.makeSource()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    if index % 4 == 0 {
+                        try fixture.write("consumer:\n  trip-42: \(token)\n# \(index)\n", atomically: true)
+                        _ = source.reloadIfChanged()
+                    }
+                    #expect(try await source.issue(.with(Self.trip)).compact == token)
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import FileTokenSource
+import Foundation
+import JOSE
+import Logging
+import Synchronization
+import Testing
+import TokenGateCore
+
+/// A wall clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let seconds: Mutex<Int64>
+
+    init(_ start: Int64) { seconds = Mutex(start) }
+
+    var now: Int64 { seconds.withLock { $0 } }
+
+    func advance(to value: Int64) { seconds.withLock { $0 = value } }
+
+    var clock: TokenGateClock {
+        TokenGateClock(wallSeconds: { self.now }, monotonicNanoseconds: { 0 })
+    }
+}
+
+/// Collects log entries, and streams them so a test can await one instead of sleeping.
+final class LogRecorder: Sendable {
+    struct Entry: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+
+        /// Everything the entry says, for "never logs a token" checks.
+        var text: String { ([message] + metadata.map { "\($0.key)=\($0.value)" }).joined(separator: " ") }
+    }
+
+    private let stored = Mutex<[Entry]>([])
+    let stream: AsyncStream<Entry>
+    private let continuation: AsyncStream<Entry>.Continuation
+
+    init() { (stream, continuation) = AsyncStream.makeStream(of: Entry.self) }
+
+    var entries: [Entry] { stored.withLock { $0 } }
+
+    var logger: Logger { Logger(label: "file-token-source-test") { _ in Handler(recorder: self) } }
+
+    fileprivate func record(_ entry: Entry) {
+        stored.withLock { $0.append(entry) }
+        continuation.yield(entry)
+    }
+
+    private struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            recorder.record(Entry(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
+        }
+    }
+}
+
+/// A scratch directory with a verification JWKS, a signing service account and a token file.
+struct Fixture {
+    static let start: Int64 = 1_800_000_000
+    static let account = try! ServiceAccountKey.generate(
+        projectID: "acme-rides",
+        clientEmail: "tokens@acme-rides.iam.gserviceaccount.com"
+    )
+
+    let directory: String
+    let clock = ManualClock(Fixture.start)
+    let logs = LogRecorder()
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tg-file-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let jwks = try JWKSet(keys: [Fixture.account.key.publicKey()]).publicJSON()
+        try write(String(decoding: jwks, as: UTF8.self), to: "jwks.json")
+    }
+
+    /// A token for `claimed` (by default `context`) signed by `key` (by default the fixture's account).
+    static func token(
+        _ context: TokenContext,
+        claimed: TokenContext? = nil,
+        issuedAt: Int64 = Fixture.start,
+        lifetime: Int64 = 3600,
+        key: JWSKey = Fixture.account.key
+    ) throws -> String {
+        let claims = FleetEngineToken.claims(
+            serviceAccount: Fixture.account.clientEmail,
+            audience: FleetEngineToken.defaultAudience,
+            context: claimed ?? context,
+            issuedAt: issuedAt,
+            lifetime: lifetime
+        )
+        return try JWSSigner(key: key).sign(claims: claims)
+    }
+
+    /// Writes `text` in place, as a careless writer would, or atomically (a new file renamed over the old one).
+    func write(_ text: String, to name: String = "tokens.yaml", atomically: Bool = false) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: "\(directory)/\(name)"), options: atomically ? .atomic : [])
+    }
+
+    /// The `backend:` section of a provider, written as config.yaml and parsed with marks.
+    func section(_ body: String) throws -> ConfigNode {
+        let text = "backend:\n" + body
+        try write(text, to: "config.yaml")
+        let root = try ConfigNode.parse(Array(text.utf8), file: ConfigFile(path: "\(directory)/config.yaml", environment: [:]))
+        return try root.mapping(allowedKeys: ["backend"]).required("backend")
+    }
+
+    static let defaultSection = """
+          type: file
+          path: tokens.yaml
+          pollInterval: 10ms
+          verify:
+            - jwksFile: jwks.json
+              serviceAccount: tokens@acme-rides.iam.gserviceaccount.com
+
+        """
+
+    /// Builds the backend from `section` as the gateway would.
+    func makeSource(_ section: String = Fixture.defaultSection) async throws -> FileTokenSource {
+        let backend = try await FileTokenSourceFactory().makeBackend(
+            BackendContext(
+                provider: ProviderID("acme-rides")!,
+                section: try self.section(section),
+                audience: FleetEngineToken.defaultAudience,
+                clock: clock.clock,
+                logger: logs.logger
+            )
+        )
+        return try #require(backend as? FileTokenSource)
+    }
+
+    /// The message of the error building the backend throws, or "no error".
+    func loadError(_ section: String = Fixture.defaultSection) async -> String {
+        do {
+            _ = try await makeSource(section)
+            return "no error"
+        } catch {
+            return "\(error)"
+        }
+    }
+}
+
+extension TokenRequest {
+    static func with(_ context: TokenContext) -> TokenRequest {
+        TokenRequest(provider: ProviderID("acme-rides")!, context: context)
+    }
+}
+
+extension ContextID {
+    static func id(_ raw: String) -> ContextID { ContextID(raw)! }
+}

@@ -1,0 +1,118 @@
+import Testing
+import TokenGateCore
+
+@Suite struct ConfigurationParserTests {
+    static let valid = """
+        server:
+          host: 127.0.0.1
+          port: 9090
+        defaults:
+          cache: { minRemaining: 4m, refreshBefore: 12m, maxEntries: 50 }
+          rateLimits:
+            caller: { rate: 600/min, burst: 50 }
+        providers:
+          acme-rides:
+            audience: https://example.test/
+            backend:
+              type: static-key
+              anything: the plugin validates this
+            clients:
+              - name: backend
+                type: api-key
+                keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6
+                allow: { consumer: any, server: any }
+            response: { tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }
+        """
+
+    private func parse(_ text: String, environment: [String: String] = [:]) throws -> GatewayConfiguration {
+        let file = ConfigFile(path: "config.yaml", environment: environment)
+        return try ConfigurationParser().parse(ConfigNode.parse(Array(text.utf8), file: file))
+    }
+
+    private func error(_ text: String, environment: [String: String] = [:]) -> String {
+        do {
+            _ = try parse(text, environment: environment)
+            return "no error"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func readsEverySectionWithDefaultsAndOverrides() throws {
+        let configuration = try parse(Self.valid)
+        #expect(configuration.server.port == 9090)
+        let provider = try #require(configuration.providers[ProviderID("acme-rides")!])
+        #expect(provider.audience == "https://example.test/")
+        #expect(provider.cache.minRemaining == .seconds(240))
+        #expect(provider.cache.refreshBefore == .seconds(720))
+        #expect(provider.cache.maxEntries == 50)
+        #expect(provider.rateLimits.caller != nil)
+        #expect(provider.rateLimits.provider == nil)
+        #expect(provider.backendType == "static-key")
+        #expect(provider.response == ResponseMapping(tokenKey: "jwt", expiryKey: "expirationTimestamp", expiryFormat: .epochMilliseconds))
+        #expect(provider.clients.first?.allow == [.consumer: .anyContext, .server: .anyContext])
+    }
+
+    @Test(arguments: [
+        ("server:\n  port: \"8080\"\nproviders: {}\n",
+         #"config.yaml:2:9: server.port: expected an integer, got the quoted string "8080""#),
+        ("server:\n  prot: 8080\nproviders: {}\n",
+         "config.yaml:2:3: server.prot: unknown key; expected one of: host, port"),
+        ("providers:\n  Acme: {}\n",
+         "config.yaml:2:9: providers.Acme: 'Acme' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"),
+        ("server: {}\n",
+         "config.yaml:1:1: providers: missing required key"),
+        ("providers:\n  acme-rides:\n    backend: { type: static-key }\n    clients: []\n",
+         "config.yaml:4:14: providers.acme-rides.clients: declare at least one client: TokenGate never vends tokens anonymously"),
+        ("defaults:\n  leeway: 5 minutes\nproviders: {}\n",
+         "config.yaml:2:11: defaults.leeway: expected a duration such as 90s, 5m or 1h, got '5 minutes'"),
+        ("a: 1\na: 2\n",
+         "config.yaml:2:1: duplicate key 'a'"),
+    ])
+    func reportsFileLineColumnAndKeyPath(text: String, expected: String) {
+        #expect(error(text).hasPrefix(expected), "\(error(text))")
+    }
+
+    static let clientPrefix = """
+        providers:
+          acme-rides:
+            backend: { type: static-key }
+            clients:
+              - name: app
+
+        """
+
+    @Test(arguments: [
+        ("        type: jwt\n        jwksFile: /nonexistent/jwks.json\n        issuer: https://id.test/\n        audience: tg\n        allow: { consumer: { claim: trips } }\n",
+         "config.yaml:7:19: providers.acme-rides.clients[0].jwksFile: no such file: /nonexistent/jwks.json"),
+        ("        type: api-key\n        keySha256: abc\n        allow: { consumer: any }\n",
+         "config.yaml:7:20: providers.acme-rides.clients[0].keySha256: expected the 64 hex characters"),
+        ("        type: api-key\n        keySha256: ${DEMO_KEY_DIGEST}\n        allow: { consumer: any }\n",
+         "config.yaml:7:20: providers.acme-rides.clients[0].keySha256: environment variable DEMO_KEY_DIGEST is not set"),
+        ("        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { consumer: { claim: trips } }\n",
+         "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: an api-key client has no claims; use 'any'"),
+        ("        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { taxi: any }\n",
+         "config.yaml:8:24: providers.acme-rides.clients[0].allow.taxi: unknown token type"),
+        ("        type: password\n        allow: { consumer: any }\n",
+         "config.yaml:6:15: providers.acme-rides.clients[0].type: unknown client type 'password'"),
+    ])
+    func rejectsUnsafeOrBrokenClients(text: String, expected: String) {
+        let message = error(Self.clientPrefix + text)
+        #expect(message.hasPrefix(expected), "\(message)")
+    }
+
+    @Test func interpolatesSecretsFromTheEnvironment() throws {
+        let text = Self.clientPrefix + "        type: api-key\n        keySha256: ${DIGEST}\n        allow: { driver: any }\n"
+        let digest = String(repeating: "ab", count: 32)
+        let configuration = try parse(text, environment: ["DIGEST": digest])
+        let client = try #require(configuration.providers.values.first?.clients.first)
+        guard case .apiKey(let sha256) = client.credential else { Issue.record("not an api-key client"); return }
+        #expect(sha256 == [UInt8](repeating: 0xAB, count: 32))
+    }
+
+    @Test func refusesWildcardServerTokensForSessionTokenClients() throws {
+        let text = Self.clientPrefix + "        type: jwt\n        jwksFile: x.json\n        issuer: i\n        audience: a\n        allow: { server: { claim: x } }\n"
+        // The JWKS file is checked first; the policy error needs a readable one.
+        #expect(error(text).contains("jwksFile"))
+    }
+}

@@ -1,0 +1,102 @@
+import Testing
+import TokenGateCore
+
+@Suite struct RateLimiterTests {
+    let clock = ManualTestClock()
+
+    func makeLimiter(_ limit: RateLimit = RateLimit(count: 600, per: .seconds(60), burst: 50), maxKeys: Int = 1_000)
+        -> RateLimiter<String>
+    {
+        RateLimiter(limit: limit, maxKeys: maxKeys, clock: clock.clock)
+    }
+
+    @Test func allowsTheBurstThenLimitsWithRetryAfterOneInterval() {
+        let limiter = makeLimiter()
+        for _ in 0..<50 { #expect(limiter.acquire("caller") == .allowed) }
+        let decision = limiter.acquire("caller")
+        #expect(decision == .limited(retryAfter: .milliseconds(100)))  // 600/min: one every 100 ms
+        #expect(decision.retryAfterSeconds == 1)
+        #expect(!decision.isAllowed)
+    }
+
+    @Test func refillsAtTheSustainedRate() {
+        let limiter = makeLimiter()
+        for _ in 0..<50 { _ = limiter.acquire("caller") }
+
+        clock.advance(by: .milliseconds(40))
+        #expect(limiter.acquire("caller") == .limited(retryAfter: .milliseconds(60)))
+        clock.advance(by: .milliseconds(60))
+        #expect(limiter.acquire("caller") == .allowed)
+        #expect(limiter.acquire("caller") == .limited(retryAfter: .milliseconds(100)))
+
+        clock.advance(by: .seconds(10))  // long enough to be full again: exactly one burst passes
+        let allowed = (0..<60).filter { _ in limiter.acquire("caller").isAllowed }.count
+        #expect(allowed == 50)
+    }
+
+    @Test func aSlowLimitReportsRetryAfterInWholeSeconds() {
+        let limiter = makeLimiter(RateLimit(count: 1, per: .seconds(60)))
+        #expect(limiter.acquire("caller") == .allowed)
+        #expect(limiter.acquire("caller").retryAfterSeconds == 60)
+        clock.advance(by: .milliseconds(59_500))
+        #expect(limiter.acquire("caller") == .limited(retryAfter: .milliseconds(500)))
+        #expect(limiter.acquire("caller").retryAfterSeconds == 1)
+        clock.advance(by: .milliseconds(500))
+        #expect(limiter.acquire("caller") == .allowed)
+    }
+
+    @Test func keysAreIndependent() {
+        let limiter = makeLimiter(RateLimit(count: 1, per: .seconds(1), burst: 2))
+        #expect(limiter.acquire("a") == .allowed)
+        #expect(limiter.acquire("a") == .allowed)
+        #expect(!limiter.acquire("a").isAllowed)
+        #expect(limiter.acquire("b") == .allowed)
+        #expect(limiter.acquire("b") == .allowed)
+        #expect(!limiter.acquire("b").isAllowed)
+        #expect(limiter.trackedKeyCount == 2)
+    }
+
+    @Test func idleBucketsAreDroppedAsRequestsArrive() {
+        let limiter = makeLimiter()
+        for index in 0..<20 { _ = limiter.acquire("caller-\(index)") }
+        #expect(limiter.trackedKeyCount == 20)
+        clock.advance(by: .milliseconds(100))  // every bucket is full again, so equivalent to no bucket
+        #expect(limiter.acquire("newcomer") == .allowed)
+        #expect(limiter.trackedKeyCount == 1)
+    }
+
+    @Test func aSweepDropsIdleBucketsAndKeepsBusyOnes() {
+        let limiter = makeLimiter()
+        for _ in 0..<50 { _ = limiter.acquire("busy") }  // full again only after 5 s
+        for index in 0..<10 { _ = limiter.acquire("idle-\(index)") }
+        clock.advance(by: .seconds(1))
+        #expect(limiter.removeIdleBuckets() == 10)
+        #expect(limiter.trackedKeyCount == 1)
+        // The busy bucket kept its state: 10 intervals refilled, 10 requests pass.
+        let allowed = (0..<20).filter { _ in limiter.acquire("busy").isAllowed }.count
+        #expect(allowed == 10)
+    }
+
+    @Test func maxKeysCapsTheTableByDroppingTheLeastRecentlyUsedBucket() {
+        let limiter = makeLimiter(RateLimit(count: 1, per: .seconds(60)), maxKeys: 3)
+        for key in ["a", "b", "c"] { #expect(limiter.acquire(key) == .allowed) }
+        #expect(!limiter.acquire("a").isAllowed)  // touches a: b is now least recently used
+        #expect(limiter.acquire("d") == .allowed)
+        #expect(limiter.trackedKeyCount == 3)
+        #expect(!limiter.acquire("a").isAllowed)
+        #expect(!limiter.acquire("c").isAllowed)
+        #expect(limiter.acquire("b") == .allowed)  // forgotten, so it starts with a fresh burst
+        #expect(limiter.trackedKeyCount == 3)
+    }
+
+    @Test func concurrentAcquisitionsNeverExceedTheBurst() async {
+        let limiter = makeLimiter()
+        let allowed = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask { (0..<100).filter { _ in limiter.acquire("shared").isAllowed }.count }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(allowed == 50)
+    }
+}

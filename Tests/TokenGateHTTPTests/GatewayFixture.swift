@@ -1,0 +1,139 @@
+import Foundation
+import JOSE
+import StaticKeySigner
+import Synchronization
+import TokenGateCore
+import TokenGateTesting
+
+/// Counts backend calls, and can make the backend misbehave, around the real static-key signer.
+final class BackendProbe: Sendable {
+    private let state = Mutex<(calls: Int, wrongTrip: Bool)>((0, false))
+    var calls: Int { state.withLock { $0.calls } }
+    /// When set, the backend signs tokens for another trip than the one asked for.
+    func misbehave(_ on: Bool) { state.withLock { $0.wrongTrip = on } }
+    fileprivate func record() -> Bool { state.withLock { $0.calls += 1; return $0.wrongTrip } }
+}
+
+struct ProbedFactory: TokenBackendFactory {
+    let probe: BackendProbe
+    var type: String { "static-key" }
+
+    func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+        ProbedBackend(inner: try await StaticKeySignerFactory().makeBackend(context), probe: probe)
+    }
+}
+
+struct ProbedBackend: TokenBackend {
+    let inner: any TokenBackend
+    let probe: BackendProbe
+    var tokenTypes: Set<TokenType> { inner.tokenTypes }
+
+    func issue(_ request: TokenRequest) async throws -> IssuedToken {
+        var request = request
+        if probe.record(), case .trip = request.context { request.context = .trip(ContextID("someone-elses-trip")!) }
+        return try await inner.issue(request)
+    }
+
+    func verificationKeys() async throws -> VerificationKeys { try await inner.verificationKeys() }
+}
+
+/// A two-tenant configuration with API-key, revoked and session-JWT callers.
+struct GatewayFixture {
+    static let apiKey = "acme-backend-key-0123456789"
+    static let revokedKey = "acme-revoked-key-0123456789"
+    static let otherTenantKey = "other-fleet-key-0123456789"
+    static let sessionIssuer = "https://login.acme.test/"
+
+    let directory: TemporaryDirectory
+    let clock = ManualClock()
+    let probe = BackendProbe()
+    let identityProvider: JWSKey
+
+    init(cache: String = "{ minRemaining: 5m, refreshBefore: 10m, maxEntries: 1000 }", rateLimits: String = "{}", response: String? = nil) throws {
+        directory = try TemporaryDirectory()
+        identityProvider = try JWSKey.generate(.rs256, keyID: "idp-1")
+        try directory.write("idp-jwks.json", try JWKSet(keys: [identityProvider.publicKey()]).publicJSON())
+        let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
+        let responseLine = response.map { "    response: \($0)\n" } ?? ""
+        try directory.write(
+            "config.yaml",
+            """
+            providers:
+              acme-rides:
+                cache: \(cache)
+                rateLimits: \(rateLimits)
+            \(responseLine)    backend:
+                  type: static-key
+                  keys:
+                    consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
+                    driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
+                    delivery-driver: [{ serviceAccountFile: keys/delivery.json, generateIfMissing: true }]
+                    delivery-consumer: [{ serviceAccountFile: keys/delivery.json, generateIfMissing: true }]
+                clients:
+                  - name: dispatch
+                    type: api-key
+                    keySha256: \(try digest(Self.apiKey))
+                    allow: { consumer: any, driver: any, delivery-driver: any, delivery-consumer: any }
+                  - name: retired
+                    type: api-key
+                    keySha256: \(try digest(Self.revokedKey))
+                    revoked: true
+                    allow: { consumer: any }
+                  - name: rider-app
+                    type: jwt
+                    jwksFile: idp-jwks.json
+                    issuer: \(Self.sessionIssuer)
+                    audience: tokengate
+                    allow:
+                      consumer: { claim: trips }
+                      driver: { claim: vehicle }
+              other-fleet:
+                backend:
+                  type: static-key
+                  keys:
+                    consumer: [{ serviceAccountFile: keys/other.json, generateIfMissing: true }]
+                clients:
+                  - name: other-dispatch
+                    type: api-key
+                    keySha256: \(try digest(Self.otherTenantKey))
+                    allow: { consumer: any }
+            """
+        )
+    }
+
+    var configPath: String { "\(directory.path)/config.yaml" }
+
+    var registry: BackendRegistry { BackendRegistry([ProbedFactory(probe: probe)]) }
+
+    /// Starts the gateway on this fixture and runs `body` against it.
+    func withGateway<Result: Sendable>(_ body: (RunningGateway) async throws -> Result) async throws -> Result {
+        defer { directory.remove() }
+        return try await RunningGateway.with(configuration: configPath, registry: registry, clock: clock.gatewayClock, body)
+    }
+
+    /// A session token from the fixture's identity provider.
+    func sessionToken(subject: String = "rider-1", claims extra: JSONObject, lifetime: Int64 = 3600, issuer: String = sessionIssuer) throws -> String {
+        var claims = JSONObject()
+        claims["iss"] = .string(issuer)
+        claims["sub"] = .string(subject)
+        claims["aud"] = .string("tokengate")
+        claims["iat"] = .integer(clock.now)
+        claims["exp"] = .integer(clock.now + lifetime)
+        for (key, value) in extra { claims[key] = value }
+        return try JWSSigner(key: identityProvider).sign(claims: claims)
+    }
+}
+
+extension GatewayResponse {
+    /// The body as a JSON object (empty if it is not one).
+    var json: JSONObject {
+        if case .object(let object)? = try? JSON.parse(body) { return object }
+        return JSONObject()
+    }
+
+    /// `error.code` of an error body.
+    var errorCode: String? {
+        guard case .object(let error)? = json["error"] else { return nil }
+        return error["code"]?.stringValue
+    }
+}

@@ -1,0 +1,26 @@
+# Shared by scripts/serve and scripts/test: make sure the system packages TokenGate builds and tests with exist.
+# Installs them with apt-get when running as root; otherwise prints the exact command and stops.
+
+ensure_debian_packages() {
+    local missing=()
+    local package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -eq 0 ]; then
+        echo "==> installing ${missing[*]}"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "TokenGate needs: ${missing[*]}. Install them with:" >&2
+        echo "    sudo apt-get install -y ${missing[*]}" >&2
+        exit 2
+    fi
+}
+
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        echo "TokenGate needs Swift 6.2 or later on PATH (https://www.swift.org/install/linux/)." >&2
+        exit 2
+    fi
+}

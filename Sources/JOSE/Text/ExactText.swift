@@ -4,8 +4,10 @@
 extension String {
     /// True when both strings have exactly the same Unicode scalars (no normalization).
     func hasSameCodePoints(as other: String) -> Bool {
-        // Byte equality implies `==`, so the cheap count check and `==`'s fast paths filter first.
-        utf8.count == other.utf8.count && self == other && utf8.elementsEqual(other.utf8)
+        // Compares the contiguous UTF-8 storage directly: claim and member lookups run this on every token.
+        var lhs = self
+        var rhs = other
+        return lhs.withUTF8 { left in rhs.withUTF8 { right in left.elementsEqual(right) } }
     }
 
     /// Lowercases ASCII A–Z only (never Unicode case mapping) and compares the bytes.

@@ -29,7 +29,8 @@ extension JWSKey {
         var algorithm = requested
         if let name = try fields.optionalString("alg") {
             guard let named = JWSAlgorithm(rawValue: name) else {
-                throw JWSKeyError(.unsupportedKey, "JWK \"alg\": \(Sanitized.quote(name)) is not a supported JWS algorithm.")
+                let quoted = Sanitized.quote(name)
+                throw JWSKeyError(.unsupportedKey, "JWK \"alg\": \(quoted) is not a supported JWS algorithm.")
             }
             algorithm = named
         }

@@ -2,12 +2,23 @@
 import PackageDescription
 
 // Benchmarks live in their own package so the main manifest carries no benchmark dependencies (STYLE.md section 9).
+//   Benchmarks/run-jose-speed.sh                                   TokenGate vs `openssl speed`, ops/s on one core
+//   swift package --package-path Benchmarks benchmark              package-benchmark suite (malloc counts gated)
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
 let package = Package(
     name: "TokenGateBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "TokenGate", path: "../"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // MallocInterposer only: the default RuntimeInterposer trait pulls swift-runtime-interposer, which offline
+        // builds cannot resolve.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // Plain executable: TokenGate sign/verify operations per second against `openssl speed` on the same machine.
@@ -15,11 +26,7 @@ let package = Package(
             name: "jose-speed",
             dependencies: [.product(name: "JOSE", package: "TokenGate")],
             path: "Sources/jose-speed",
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-            ]
+            swiftSettings: upcomingFeatures
         ),
         // The load benchmark's yardstick (load/run.sh): a bare Hummingbird route returning a fixed body.
         .executableTarget(
@@ -29,11 +36,18 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ],
             path: "Sources/bare-route",
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-            ]
+            swiftSettings: upcomingFeatures
+        ),
+        // package-benchmark suite: RS256Sign, ES256Verify, …; thresholds in Thresholds/.
+        .executableTarget(
+            name: "JOSEBenchmarks",
+            dependencies: [
+                .product(name: "JOSE", package: "TokenGate"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/JOSEBenchmarks",
+            swiftSettings: upcomingFeatures,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
 )

@@ -7,7 +7,7 @@ public enum Digest {
         var output = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let result = bytes.withUnsafeBufferPointer { input in
-            EVP_Digest(input.baseAddress, input.count, &output, &length, EVP_sha256(), nil)
+            EVP_Digest(input.baseAddress, input.count, &output, &length, MessageDigest.sha256.pointer, nil)
         }
         guard result == 1, length == 32 else { throw OpenSSLError.drain("EVP_Digest(SHA-256)") }
         return output
@@ -16,7 +16,8 @@ public enum Digest {
 
 /// Secrets compared without leaking, through timing, how much of a guess was right.
 public enum ConstantTime {
-    /// Whether two byte strings are equal, in time that depends only on their length.
+    /// Whether two byte strings are equal, in time that depends only on their length. Strings of different
+    /// lengths are unequal at once (the length is not secret); two empty strings are equal.
     public static func isEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         HMAC.isEqual(lhs, rhs)
     }

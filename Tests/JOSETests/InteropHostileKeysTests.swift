@@ -23,7 +23,9 @@ struct InteropHostileKeysTests {
             file: "key.pem", algorithm: nil, reasons: [.weakKey]),
         HostileKey(
             name: "RSA 1024 public (SPKI)",
-            commands: [["genrsa", "-out", "key.pem", "1024"], ["pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem"]],
+            commands: [
+                ["genrsa", "-out", "key.pem", "1024"], ["pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem"],
+            ],
             file: "pub.pem", algorithm: nil, reasons: [.weakKey]),
         HostileKey(
             name: "RSA 1024 for PS256", commands: [["genrsa", "-out", "key.pem", "1024"]], file: "key.pem",
@@ -33,8 +35,12 @@ struct InteropHostileKeysTests {
             algorithm: nil, reasons: [.weakKey]),
         HostileKey(
             name: "RSA 1024 certificate",
-            commands: [["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-subj", "/CN=weak", "-days", "1",
-                        "-keyout", "key.pem", "-out", "cert.pem"]],
+            commands: [
+                [
+                    "req", "-x509", "-newkey", "rsa:1024", "-nodes", "-subj", "/CN=weak", "-days", "1",
+                    "-keyout", "key.pem", "-out", "cert.pem",
+                ]
+            ],
             file: "cert.pem", algorithm: nil, reasons: [.weakKey]),
         HostileKey(
             name: "secp256k1 private (SEC1)",
@@ -46,11 +52,14 @@ struct InteropHostileKeysTests {
             algorithm: .es256, reasons: [.unsupportedKey, .algorithmMismatch]),
         HostileKey(
             name: "secp256k1 public",
-            commands: [["ecparam", "-name", "secp256k1", "-genkey", "-noout", "-out", "key.pem"],
-                       ["pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem"]],
+            commands: [
+                ["ecparam", "-name", "secp256k1", "-genkey", "-noout", "-out", "key.pem"],
+                ["pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem"],
+            ],
             file: "pub.pem", algorithm: nil, reasons: [.unsupportedKey]),
         HostileKey(
-            name: "brainpoolP256r1", commands: [["ecparam", "-name", "brainpoolP256r1", "-genkey", "-noout", "-out", "key.pem"]],
+            name: "brainpoolP256r1",
+            commands: [["ecparam", "-name", "brainpoolP256r1", "-genkey", "-noout", "-out", "key.pem"]],
             file: "key.pem", algorithm: nil, reasons: [.unsupportedKey]),
         HostileKey(
             name: "Ed448", commands: [["genpkey", "-algorithm", "ed448", "-out", "key.pem"]], file: "key.pem",
@@ -78,6 +87,21 @@ struct InteropHostileKeysTests {
             name: "Ed25519 key for ES256", commands: [["genpkey", "-algorithm", "ed25519", "-out", "key.pem"]],
             file: "key.pem", algorithm: .es256, reasons: [.algorithmMismatch]),
         HostileKey(
+            name: "RSA-PSS-restricted private key",
+            commands: [["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "key.pem"]],
+            file: "key.pem", algorithm: nil, reasons: [.unsupportedKey]),
+        HostileKey(
+            name: "RSA-PSS-restricted key for PS256",
+            commands: [["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "key.pem"]],
+            file: "key.pem", algorithm: .ps256, reasons: [.unsupportedKey]),
+        HostileKey(
+            name: "DSA 2048",
+            commands: [
+                ["genpkey", "-genparam", "-algorithm", "DSA", "-pkeyopt", "dsa_paramgen_bits:2048", "-out", "dsa.pem"],
+                ["genpkey", "-paramfile", "dsa.pem", "-out", "key.pem"],
+            ],
+            file: "key.pem", algorithm: nil, reasons: [.unsupportedKey]),
+        HostileKey(
             name: "EC parameters only", commands: [["ecparam", "-name", "prime256v1", "-out", "key.pem"]],
             file: "key.pem", algorithm: nil, reasons: [.malformedKey, .unsupportedKey]),
     ]
@@ -90,7 +114,9 @@ struct InteropHostileKeysTests {
             let error = #expect(throws: JWSKeyError.self) {
                 try JWSKey.pem(pem, algorithm: hostile.algorithm)
             }
-            #expect(error.map { hostile.reasons.contains($0.reason) } == true, "\(hostile.name): \(String(describing: error))")
+            #expect(
+                error.map { hostile.reasons.contains($0.reason) } == true,
+                "\(hostile.name): \(String(describing: error))")
             #expect(error.map { !$0.message.contains("PRIVATE") && !$0.message.contains("MII") } ?? true)
         }
     }

@@ -68,7 +68,8 @@ struct InteropOpenSSLKeysTests {
             try Self.expectBadSignature(Self.flippingSignatureBit(token), with: key.publicKey())
 
             // The public half as openssl writes it (SPKI) must load as the same key.
-            try await Interop.runChecked("openssl", ["pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem"], in: directory)
+            try await Interop.runChecked(
+                "openssl", ["pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem"], in: directory)
             let publicKey = try JWSKey.pem(try directory.readText("pub.pem"), keyID: "k1")
             #expect(!publicKey.isPrivate)
             #expect(publicKey.algorithm == recipe.algorithm)
@@ -97,7 +98,8 @@ struct InteropOpenSSLKeysTests {
 
     @Test func rsaPublicKeyInPKCS1FormLoads() async throws {
         try await withTemporaryDirectory { directory in
-            try await Interop.runChecked("openssl", ["genrsa", "-traditional", "-out", "key.pem", "2048"], in: directory)
+            try await Interop.runChecked(
+                "openssl", ["genrsa", "-traditional", "-out", "key.pem", "2048"], in: directory)
             try await Interop.runChecked(
                 "openssl", ["rsa", "-in", "key.pem", "-RSAPublicKey_out", "-out", "pub.pem"], in: directory)
             let pem = try directory.readText("pub.pem")
@@ -124,15 +126,27 @@ struct InteropOpenSSLKeysTests {
     }
 
     @Test(arguments: [
-        ("RSA", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=test", "-days", "1"], JWSAlgorithm.rs256),
-        ("EC", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=test", "-days", "1"], .es256),
+        (
+            "RSA", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=test", "-days", "1"],
+            JWSAlgorithm.rs256
+        ),
+        (
+            "EC",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=test",
+                "-days", "1",
+            ], .es256
+        ),
         ("Ed25519", ["req", "-x509", "-newkey", "ed25519", "-nodes", "-subj", "/CN=test", "-days", "1"], .edDSA),
     ])
-    func tokenGateVerifiesWithTheKeyOfAnX509Certificate(name: String, command: [String], algorithm: JWSAlgorithm)
+    func tokenGateVerifiesWithTheKeyOfAnX509Certificate(
+        name: String, command: [String], algorithm: JWSAlgorithm
+    )
         async throws
     {
         try await withTemporaryDirectory { directory in
-            try await Interop.runChecked("openssl", command + ["-keyout", "key.pem", "-out", "cert.pem"], in: directory)
+            try await Interop.runChecked(
+                "openssl", command + ["-keyout", "key.pem", "-out", "cert.pem"], in: directory)
             let certificate = try directory.readText("cert.pem")
             #expect(certificate.hasPrefix("-----BEGIN CERTIFICATE-----"))
             let key = try JWSKey.pem(certificate, keyID: "cert")
@@ -145,10 +159,49 @@ struct InteropOpenSSLKeysTests {
         }
     }
 
+    @Test func pemShapesOpenSSLWritesAroundAKeyLoad() async throws {
+        try await withTemporaryDirectory { directory in
+            try await Interop.runChecked(
+                "openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=t",
+                    "-days", "1", "-keyout", "key.pem", "-out", "cert.pem",
+                ], in: directory)
+            let token = try await Self.opensslSignedToken(.es256, keyID: nil, in: directory)
+            // `openssl x509 -text` puts a human-readable dump before the PEM block.
+            try await Interop.runChecked(
+                "openssl", ["x509", "-in", "cert.pem", "-text", "-out", "text.pem"], in: directory)
+            // `openssl pkcs12 -nodes` writes "Bag Attributes" headers, the certificate first and then the key.
+            try await Interop.runChecked(
+                "openssl",
+                [
+                    "pkcs12", "-export", "-inkey", "key.pem", "-in", "cert.pem", "-out", "bundle.p12", "-passout",
+                    "pass:",
+                ],
+                in: directory)
+            try await Interop.runChecked(
+                "openssl", ["pkcs12", "-in", "bundle.p12", "-nodes", "-passin", "pass:", "-out", "bag.pem"],
+                in: directory)
+            let shapes: [(name: String, text: String, isPrivate: Bool)] = [
+                ("x509 -text", try directory.readText("text.pem"), false),
+                ("pkcs12 bag", try directory.readText("bag.pem"), false),
+                ("CRLF key", try directory.readText("key.pem").replacingOccurrences(of: "\n", with: "\r\n"), true),
+                ("comment before key", "# staging signer\n" + (try directory.readText("key.pem")), true),
+            ]
+            for shape in shapes {
+                let key = try #require(try? JWSKey.pem(shape.text), "\(shape.name) did not load")
+                #expect(key.algorithm == .es256 && key.isPrivate == shape.isPrivate, "\(shape.name)")
+                try Self.expectVerifies(token, with: key, algorithm: .es256)
+            }
+        }
+    }
+
     // MARK: - Helpers
 
     /// A JWT signed by `openssl` with key.pem in `directory`.
-    static func opensslSignedToken(_ algorithm: JWSAlgorithm, keyID: String?, in directory: TemporaryDirectory)
+    static func opensslSignedToken(
+        _ algorithm: JWSAlgorithm, keyID: String?, in directory: TemporaryDirectory
+    )
         async throws -> String
     {
         let signingInput = InteropJWT.signingInput(algorithm: algorithm.rawValue, keyID: keyID)
@@ -168,7 +221,8 @@ struct InteropOpenSSLKeysTests {
             #expect(verified.claims["sub"] == .string("interop"), sourceLocation: sourceLocation)
             #expect(verified.expiresAt == InteropJWT.now + 3600, sourceLocation: sourceLocation)
         } catch {
-            Issue.record("TokenGate rejected an openssl-signed \(algorithm) token: \(error)", sourceLocation: sourceLocation)
+            Issue.record(
+                "TokenGate rejected an openssl-signed \(algorithm) token: \(error)", sourceLocation: sourceLocation)
         }
     }
 

@@ -39,14 +39,16 @@ struct InteropOpenSSLVerifiesTokenGateTests {
     @Test func openSSLReadsThePublicKeyPEMAsTheSameKeyType() async throws {
         try await withTemporaryDirectory { directory in
             for (algorithm, expected) in [
-                (JWSAlgorithm.rs256, "Public-Key: (2048 bit)"), (.es256, "NIST CURVE: P-256"), (.es384, "NIST CURVE: P-384"),
+                (JWSAlgorithm.rs256, "Public-Key: (2048 bit)"), (.es256, "NIST CURVE: P-256"),
+                (.es384, "NIST CURVE: P-384"),
                 (.es512, "NIST CURVE: P-521"), (.edDSA, "ED25519 Public-Key"),
             ] {
                 let key = try JWSKey.generate(algorithm)
                 let pem = try key.publicKeyPEM()
                 #expect(pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n"))
                 try directory.write(pem, to: "pub.pem")
-                let text = try await Interop.runChecked("openssl", ["pkey", "-pubin", "-in", "pub.pem", "-noout", "-text"], in: directory)
+                let text = try await Interop.runChecked(
+                    "openssl", ["pkey", "-pubin", "-in", "pub.pem", "-noout", "-text"], in: directory)
                 #expect(text.stdout.contains(expected), "\(algorithm): \(text.stdout)")
             }
         }
@@ -72,7 +74,9 @@ struct InteropOpenSSLVerifiesTokenGateTests {
         algorithm == .edDSA ? "Signature Verified Successfully" : "Verified OK"
     }
 
-    static func opensslVerify(_ algorithm: JWSAlgorithm, input: String, in directory: TemporaryDirectory) async throws
+    static func opensslVerify(
+        _ algorithm: JWSAlgorithm, input: String, in directory: TemporaryDirectory
+    ) async throws
         -> ProcessOutput
     {
         switch algorithm {
@@ -97,7 +101,9 @@ struct InteropOpenSSLVerifiesTokenGateTests {
 
 /// JWS signatures made by the `openssl` command with a PEM private key, in JWS wire format.
 enum OpenSSLSigner {
-    static func sign(_ algorithm: JWSAlgorithm, key: String, input: String, in directory: TemporaryDirectory)
+    static func sign(
+        _ algorithm: JWSAlgorithm, key: String, input: String, in directory: TemporaryDirectory
+    )
         async throws -> [UInt8]
     {
         let output = "sig-\(UUID().uuidString).bin"

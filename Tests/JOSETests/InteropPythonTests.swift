@@ -95,7 +95,8 @@ struct InteropPythonTests {
             #expect(members.count == keys.count)
             for (key, member) in zip(keys, members) {
                 try directory.write(JSON.serialize(member), to: "key.jwk")
-                try directory.write(try JWSSigner(key: key).sign(claims: JSONObject(["n": .integer(1)])), to: "token.jwt")
+                try directory.write(
+                    try JWSSigner(key: key).sign(claims: JSONObject(["n": .integer(1)])), to: "token.jwt")
                 let result = try await Interop.python(Self.verifyProgram, ["key.jwk", "token.jwt"], in: directory)
                 #expect(result.succeeded, "\(key.algorithm): \(result)")
             }
@@ -215,10 +216,13 @@ struct InteropPythonTests {
         let token: String
     }
 
-    static func pythonKeyAndToken(_ algorithm: JWSAlgorithm, in directory: TemporaryDirectory) async throws
+    static func pythonKeyAndToken(
+        _ algorithm: JWSAlgorithm, in directory: TemporaryDirectory
+    ) async throws
         -> PythonKey
     {
-        let result = try await Interop.python(Self.signProgram, [algorithm.rawValue, String(InteropJWT.now)], in: directory)
+        let result = try await Interop.python(
+            Self.signProgram, [algorithm.rawValue, String(InteropJWT.now)], in: directory)
         try #require(result.succeeded, "\(result)")
         let output = try JSON.parse(Array(result.stdout.utf8))
         guard case .object(let object) = output, case .object(let publicJWK)? = object["jwk"],

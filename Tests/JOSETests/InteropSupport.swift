@@ -90,7 +90,9 @@ enum Interop {
     }
 
     /// Runs an inline Python program with `python3`, after checking that `cryptography` imports.
-    static func python(_ program: String, _ arguments: [String], in directory: TemporaryDirectory) async throws
+    static func python(
+        _ program: String, _ arguments: [String], in directory: TemporaryDirectory
+    ) async throws
         -> ProcessOutput
     {
         let probe = try await run("python3", ["-c", "import cryptography"], in: directory)

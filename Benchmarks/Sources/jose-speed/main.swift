@@ -2,13 +2,16 @@
 // primitives on the same machine. TokenGate does the same EVP work plus a SHA-256 of the signing input and, for
 // ES256, the R‖S <-> DER conversion, so the ratio shows what the Swift layer costs.
 //
-// Usage: jose-speed [--seconds S] [--no-openssl]
+// Usage: jose-speed [--seconds S] [--rounds N] [--no-openssl]
+// With --rounds N each cell is the best of N rounds (TokenGate, then openssl, per round): on a shared VM the best
+// round is the one least disturbed by other work.
 import Foundation
 import JOSE
 
 struct Options {
     var seconds = 2.0
     var runOpenSSL = true
+    var rounds = 1
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -17,6 +20,9 @@ struct Options {
             case "--seconds":
                 guard let value = iterator.next().flatMap(Double.init), value > 0 else { usage() }
                 seconds = value
+            case "--rounds":
+                guard let value = iterator.next().flatMap(Int.init), value > 0 else { usage() }
+                rounds = value
             case "--no-openssl": runOpenSSL = false
             default: usage()
             }
@@ -24,7 +30,7 @@ struct Options {
     }
 
     func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: jose-speed [--seconds S] [--no-openssl]\n".utf8))
+        FileHandle.standardError.write(Data("usage: jose-speed [--seconds S] [--rounds N] [--no-openssl]\n".utf8))
         exit(64)
     }
 }
@@ -120,21 +126,49 @@ struct BenchmarkError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-let options = Options(arguments: CommandLine.arguments)
-print("jose-speed: \(options.seconds) s per operation, one thread; \(OpenSSLSpeed.versionLine())")
-do {
-    var rows = try measureTokenGate(seconds: options.seconds)
-    if options.runOpenSSL {
-        let reference = try OpenSSLSpeed.run(seconds: Int(options.seconds.rounded(.up)))
-        rows = rows.map { row in
+/// Cell-wise best of several rounds of the same rows.
+func best(_ rounds: [[Row]]) -> [Row] {
+    guard var result = rounds.first else { return [] }
+    for round in rounds.dropFirst() {
+        result = zip(result, round).map { kept, next in
             Row(
-                algorithm: row.algorithm, operation: row.operation, tokenGate: row.tokenGate,
-                openSSL: reference[OpenSSLSpeed.Key(algorithm: row.algorithm, operation: row.operation)])
+                algorithm: kept.algorithm, operation: kept.operation, tokenGate: max(kept.tokenGate, next.tokenGate),
+                openSSL: [kept.openSSL, next.openSSL].compactMap { $0 }.max())
         }
     }
-    printTable(rows, title: "Signature primitives (sign = key.signature(for:), verify = isValidSignature)")
+    return result
+}
+
+/// "0.52 0.87 1.02" from /proc/loadavg, so a reader can tell a quiet machine from a busy one.
+func loadAverage() -> String {
+    guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "n/a" }
+    return text.split(separator: " ").prefix(3).joined(separator: " ")
+}
+
+let options = Options(arguments: CommandLine.arguments)
+print(
+    "jose-speed: \(options.seconds) s per operation, one thread, best of \(options.rounds) round(s); "
+        + "\(OpenSSLSpeed.versionLine()); load average \(loadAverage())")
+do {
+    var primitiveRounds: [[Row]] = []
+    var tokenRounds: [[Row]] = []
+    for _ in 0..<options.rounds {
+        var rows = try measureTokenGate(seconds: options.seconds)
+        if options.runOpenSSL {
+            let reference = try OpenSSLSpeed.run(seconds: Int(options.seconds.rounded(.up)))
+            rows = rows.map { row in
+                Row(
+                    algorithm: row.algorithm, operation: row.operation, tokenGate: row.tokenGate,
+                    openSSL: reference[OpenSSLSpeed.Key(algorithm: row.algorithm, operation: row.operation)])
+            }
+        }
+        primitiveRounds.append(rows)
+        tokenRounds.append(try measureFullTokenVerify(seconds: options.seconds))
+    }
+    printTable(best(primitiveRounds), title: "Signature primitives (sign = key.signature(for:), verify = isValidSignature)")
     print("")
-    printTable(try measureFullTokenVerify(seconds: options.seconds), title: "Full token verification (no openssl equivalent)")
+    printTable(best(tokenRounds), title: "Full token verification (no openssl equivalent)")
+    print("load average after: \(loadAverage())")
     if sink == 42 { print("") }  // keeps `sink` observable
 } catch {
     FileHandle.standardError.write(Data("jose-speed: \(error)\n".utf8))

@@ -8,11 +8,12 @@ public struct JWSKeyError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The stable code.
         public var description: String { rawValue }
 
-        /// `malformed_key`: unparseable PEM, JWK or JSON.
+        /// `malformed_key`: unparseable PEM, JWK or JSON; an empty key ID.
         public static let malformedKey = Reason("malformed_key")
         /// `unsupported_key`: a key type or curve this module does not do (e.g. DSA, secp256k1).
         public static let unsupportedKey = Reason("unsupported_key")
-        /// `weak_key`: RSA under 2048 bits, or an HMAC secret shorter than the hash output.
+        /// `weak_key`: RSA under 2048 bits or with a public exponent that is even, 1, or over 2^32 (or otherwise
+        /// failing OpenSSL's public-key check), or an HMAC secret shorter than the hash output.
         public static let weakKey = Reason("weak_key")
         /// `invalid_ec_point`: an EC public point that is not on its curve.
         public static let invalidECPoint = Reason("invalid_ec_point")
@@ -22,7 +23,7 @@ public struct JWSKeyError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let duplicateKeyID = Reason("duplicate_kid")
         /// `mixed_key_types`: symmetric and asymmetric keys in one set.
         public static let mixedKeyTypes = Reason("mixed_key_types")
-        /// `encryption_key`: a JWK with `"use": "enc"`.
+        /// `encryption_key`: a JWK with `"use": "enc"`, or whose `key_ops` allow neither `sign` nor `verify`.
         public static let encryptionKey = Reason("encryption_key")
         /// `not_a_private_key`: signing with a public key.
         public static let notPrivate = Reason("not_a_private_key")

@@ -20,7 +20,7 @@ public struct JWTValidationError: Error, Sendable, Equatable, CustomStringConver
         public static let algNotAllowed = Reason("alg_not_allowed")
         /// `key_alg_mismatch`: the header `alg` differs from the key's algorithm.
         public static let keyAlgMismatch = Reason("key_alg_mismatch")
-        /// `missing_kid`: the policy requires a `kid`, or several keys could apply.
+        /// `missing_kid`: the policy requires a `kid`, several keys could apply, or only keys with a kid fit.
         public static let missingKid = Reason("missing_kid")
         /// `unknown_kid`: never falls back to a default key.
         public static let unknownKid = Reason("unknown_kid")

@@ -26,11 +26,12 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         for (key, value) in elements { self[key] = value }
     }
 
-    /// The member's value; setting a new name appends it at the end, setting `nil` removes the member.
+    /// The member's value; setting a new name appends it at the end, setting `nil` removes the member. Names
+    /// match code point by code point (RFC 8259 section 8.3): "e\u{301}" is not the name "\u{E9}".
     public subscript(key: String) -> JSONValue? {
-        get { members.first { $0.key == key }?.value }
+        get { members.first { $0.key.hasSameCodePoints(as: key) }?.value }
         set {
-            let index = members.firstIndex { $0.key == key }
+            let index = members.firstIndex { $0.key.hasSameCodePoints(as: key) }
             switch (index, newValue) {
             case (let index?, let value?): members[index].value = value
             case (let index?, nil): members.remove(at: index)

@@ -66,8 +66,10 @@ struct JSONParser {
     private mutating func parseObject() throws(JSONError) -> JSONObject {
         index += 1  // "{"
         var object = JSONObject()
-        // A set keeps duplicate detection linear: a 16 KiB token can hold thousands of members.
-        var names = Set<String>()
+        // A set keeps duplicate detection linear: a 16 KiB token can hold thousands of members. Names are equal
+        // when their code points are (RFC 8259 section 8.3), not under canonical equivalence: "K" and "\u212A"
+        // are two names, exactly as JSONObject's subscript tells them apart.
+        var names = Set<ExactText>()
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -78,8 +80,8 @@ struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw failure("Expected a member name") }
             let nameOffset = index
             let name = try parseString()
-            guard names.insert(name).inserted else {
-                throw JSONError(message: "Duplicate member name \"\(name)\"", offset: nameOffset)
+            guard names.insert(ExactText(name)).inserted else {
+                throw JSONError(message: "Duplicate member name \(Sanitized.quote(name))", offset: nameOffset)
             }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw failure("Expected ':'") }

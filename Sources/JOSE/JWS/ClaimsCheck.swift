@@ -49,7 +49,10 @@ struct ClaimsCheck {
         guard let issuer = policy.issuer else { return }
         switch claims["iss"] {
         case .string(let value)?:
-            guard value == issuer else { throw JWTValidationError(.wrongIssuer, "The issuer is not the expected one.") }
+            // Code points, not canonical equivalence (RFC 7519 section 7.3).
+            guard value.hasSameCodePoints(as: issuer) else {
+                throw JWTValidationError(.wrongIssuer, "The issuer is not the expected one.")
+            }
         case nil: throw JWTValidationError(.wrongIssuer, "The token has no \"iss\" claim.")
         default: throw JWTValidationError(.malformed, "The \"iss\" claim is not a string.")
         }
@@ -68,7 +71,10 @@ struct ClaimsCheck {
         case nil: throw JWTValidationError(.wrongAudience, "The token has no \"aud\" claim.")
         default: throw JWTValidationError(.malformed, "The \"aud\" claim is neither a string nor an array.")
         }
-        guard audiences.contains(where: policy.audiences.contains) else {
+        let accepted = audiences.contains { audience in
+            policy.audiences.contains { audience.hasSameCodePoints(as: $0) }
+        }
+        guard accepted else {
             throw JWTValidationError(.wrongAudience, "No audience of the token is accepted here.")
         }
     }

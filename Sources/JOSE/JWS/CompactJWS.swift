@@ -3,8 +3,10 @@ struct CompactJWS {
     let headerBytes: [UInt8]
     let payload: [UInt8]
     let signature: [UInt8]
-    // ASCII "header.payload" exactly as received: the signature covers the encoded text.
-    let signingInput: [UInt8]
+    // The token's bytes; its first `signingInputCount` are ASCII "header.payload" exactly as received: the
+    // signature covers the encoded text.
+    private let bytes: [UInt8]
+    private let signingInputCount: Int
 
     /// Splits on "." without decoding first: five parts are JWE, anything but three is malformed.
     init(_ token: String) throws(JWTValidationError) {
@@ -27,7 +29,15 @@ struct CompactJWS {
         headerBytes = decoded[0]
         payload = decoded[1]
         signature = decoded[2]
-        signingInput = Array(bytes[..<(parts[0].count + 1 + parts[1].count)])
+        self.bytes = bytes
+        signingInputCount = parts[0].count + 1 + parts[1].count
+    }
+
+    /// Whether `key` verifies the signature over the signing input (read in place, not copied).
+    func isSignatureValid(with key: JWSKey) -> Bool {
+        bytes.withUnsafeBytes { token in
+            key.isValidSignature(signature, forBytes: UnsafeRawBufferPointer(rebasing: token[..<signingInputCount]))
+        }
     }
 
     /// The header as a JSON object with no duplicate names.

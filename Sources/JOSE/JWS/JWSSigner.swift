@@ -11,7 +11,8 @@ public struct JWSSigner: Sendable {
     }
 
     /// A compact JWT. Header: `{"alg":…,"typ":"JWT","kid":…}` (kid if the key has one) plus `extraHeader`
-    /// members, which may replace `typ` or `kid` but never `alg`, and never add `crit`. Payload: the claims JSON.
+    /// members, which may replace `typ` or `kid` (with a string) but never `alg`, and never add `crit`. Payload:
+    /// the claims JSON.
     public func sign(claims: JSONObject, extraHeader: JSONObject = JSONObject()) throws -> String {
         var header = JSONObject()
         header["alg"] = .string(key.algorithm.rawValue)
@@ -23,6 +24,9 @@ public struct JWSSigner: Sendable {
                 throw JWSKeyError(.algorithmMismatch, "The header alg must be the key's \(key.algorithm).")
             case "crit":
                 throw JWSKeyError(.malformedKey, "\"crit\" headers are not supported (verifiers here reject them).")
+            case "kid" where value.stringValue == nil, "typ" where value.stringValue == nil:
+                // Verifiers (this one included) refuse a non-string kid; a token nobody accepts is a bug here.
+                throw JWSKeyError(.malformedKey, "The \"\(name)\" header must be a string.")
             default:
                 header[name] = value
             }
@@ -32,8 +36,11 @@ public struct JWSSigner: Sendable {
 
     /// Low level, for known-answer tests: the exact header and payload bytes, base64url-encoded as given.
     public func sign(headerJSON: [UInt8], payload: [UInt8]) throws -> String {
-        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
-        let signature = try key.signature(for: Array(signingInput.utf8))
+        var signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payload)
+        // Signs the String's own UTF-8 storage in place: no copy of the signing input per token.
+        let signature = try signingInput.withUTF8 { input throws(JWSKeyError) in
+            try key.signature(forBytes: UnsafeRawBufferPointer(input))
+        }
         return signingInput + "." + Base64URL.encode(signature)
     }
 }

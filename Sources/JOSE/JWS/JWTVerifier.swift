@@ -2,7 +2,8 @@
 ///
 /// Order: size cap; three segments (five → `jwe_not_supported`, other → `malformed`); strict base64url; header
 /// JSON object without duplicate names, string `alg` (and string `kid` if present), `crit` rejected; `alg`
-/// allowed; key chosen by `kid` (an unknown kid is rejected; without a kid only a sole fitting key is used);
+/// allowed; key chosen by `kid`, compared code point by code point (an unknown kid is rejected; a token without a
+/// kid is only matched against keys that have no kid either, and only when one of those fits);
 /// `alg` must equal the key's algorithm; signature; then, unless `signatureOnly`, the payload is a JSON object
 /// and `exp`/`nbf`/`iat` (with leeway), `iss`, `aud` (any-of), lifetime and `typ` are checked.
 public struct JWTVerifier: Sendable {
@@ -31,7 +32,7 @@ public struct JWTVerifier: Sendable {
             throw JWTValidationError(.unsupportedCrit, "The header lists critical extensions; none are supported.")
         }
         guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
-            throw JWTValidationError(.algNotAllowed, "Algorithm \"\(algorithmName)\" is not accepted.")
+            throw JWTValidationError(.algNotAllowed, "Algorithm \(Sanitized.quote(algorithmName)) is not accepted.")
         }
         if let allowed = policy.allowedAlgorithms, !allowed.contains(algorithm) {
             throw JWTValidationError(.algNotAllowed, "Algorithm \(algorithm) is not in the allow-list.")
@@ -41,7 +42,7 @@ public struct JWTVerifier: Sendable {
         guard key.algorithm == algorithm else {
             throw JWTValidationError(.keyAlgMismatch, "The header says \(algorithm); the key is bound to \(key.algorithm).")
         }
-        guard key.isValidSignature(compact.signature, for: compact.signingInput) else {
+        guard compact.isSignatureValid(with: key) else {
             throw JWTValidationError(.badSignature, "The signature does not verify.")
         }
         let claims: JSONObject
@@ -66,25 +67,34 @@ public struct JWTVerifier: Sendable {
             return key
         }
         if policy.requireKeyID { throw JWTValidationError(.missingKid, "The header has no \"kid\".") }
-        if keys.keys.count == 1 { return keys.keys[0] }
-        let fitting = keys.keys.filter { $0.algorithm == algorithm }
+        // A key published with a kid is only ever chosen by that kid: a kid-less token must not reach it by
+        // default, so the candidates are the keys without a kid.
+        let unnamed = keys.keys.filter { $0.keyID == nil }
+        if unnamed.count == 1 { return unnamed[0] }
+        let fitting = unnamed.filter { $0.algorithm == algorithm }
         switch fitting.count {
         case 1: return fitting[0]
-        case 0: throw JWTValidationError(.keyAlgMismatch, "No key is bound to \(algorithm).")
+        case 0 where keys.keys.contains(where: { $0.algorithm == algorithm }):
+            throw JWTValidationError(.missingKid, "Only keys with a kid fit \(algorithm); the token needs a \"kid\".")
+        case 0: throw JWTValidationError(.keyAlgMismatch, "No key without a kid is bound to \(algorithm).")
         default: throw JWTValidationError(.missingKid, "Several keys fit \(algorithm); the token needs a \"kid\".")
         }
     }
 
     private func checkType(_ header: JSONObject, policy: ValidationPolicy) throws(JWTValidationError) {
         guard let required = policy.requiredType else { return }
-        guard case .string(let type)? = header["typ"], type.lowercased() == required.lowercased() else {
-            throw JWTValidationError(.wrongType, "The header typ is not \"\(required)\".")
+        // ASCII case folding only (RFC 7515 section 4.1.9): Unicode lowercasing turns U+212A KELVIN SIGN into "k".
+        guard case .string(let type)? = header["typ"], type.isASCIICaseInsensitiveEqual(to: required) else {
+            throw JWTValidationError(.wrongType, "The header typ is not \(Sanitized.quote(required)).")
         }
     }
 
     /// Parses header and claims WITHOUT checking anything cryptographic: for display in `verify-token` only.
+    /// Tokens over 16 KiB (`ValidationPolicy().maxTokenBytes`) are not parsed: both come back nil.
     public static func decodeUnverified(_ token: String) -> (header: JSONObject?, claims: JSONObject?) {
-        guard let compact = try? CompactJWS(token) else { return (nil, nil) }
+        guard token.utf8.count <= ValidationPolicy().maxTokenBytes, let compact = try? CompactJWS(token) else {
+            return (nil, nil)
+        }
         return (try? compact.header(), try? compact.claims())
     }
 }

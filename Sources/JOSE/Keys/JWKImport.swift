@@ -31,7 +31,7 @@ enum JWKImport {
     static func ec(_ fields: JWKFields) throws(JWSKeyError) -> EVPKey {
         let name = try fields.string("crv")
         guard let curve = ECCurve(jwkName: name) else {
-            throw JWSKeyError(.unsupportedKey, "EC curve \"\(name)\" is not P-256, P-384 or P-521.")
+            throw JWSKeyError(.unsupportedKey, "EC curve \(Sanitized.quote(name)) is not P-256, P-384 or P-521.")
         }
         let size = curve.coordinateLength
         let point = [0x04] + (try fields.bytes("x", length: size)) + (try fields.bytes("y", length: size))
@@ -45,7 +45,7 @@ enum JWKImport {
             }
         } catch where error.reason == .openSSL {
             // The lengths were right, so OpenSSL refused the point itself: it is not on the curve.
-            throw JWSKeyError(.invalidECPoint, "The EC point (x, y) is not on \(name).", openSSLError: error.openSSLError)
+            throw JWSKeyError(.invalidECPoint, "The EC point (x, y) is not on \(curve.jwkName).", openSSLError: error.openSSLError)
         }
         try key.checkPublicKey()
         return key
@@ -54,7 +54,7 @@ enum JWKImport {
     static func okp(_ fields: JWKFields) throws(JWSKeyError) -> EVPKey {
         let name = try fields.string("crv")
         guard name == "Ed25519" else {
-            throw JWSKeyError(.unsupportedKey, "OKP curve \"\(name)\" is not supported; only Ed25519.")
+            throw JWSKeyError(.unsupportedKey, "OKP curve \(Sanitized.quote(name)) is not supported; only Ed25519.")
         }
         let publicKey = try fields.bytes("x", length: 32)
         let privateKey: [UInt8]? = fields.object["d"] == nil ? nil : try fields.bytes("d", length: 32)

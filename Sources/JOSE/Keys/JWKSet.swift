@@ -4,11 +4,12 @@ public struct JWKSet: Sendable {
     /// The keys, in the order given.
     public let keys: [JWSKey]
 
-    /// A set from loaded keys; refuses duplicate key IDs and symmetric keys mixed with asymmetric ones.
+    /// A set from loaded keys; refuses duplicate key IDs and symmetric keys mixed with asymmetric ones. Key IDs
+    /// are compared code point by code point, as `key(withID:)` looks them up.
     public init(keys: [JWSKey]) throws {
-        var seen = Set<String>()
-        for keyID in keys.compactMap(\.keyID) where !seen.insert(keyID).inserted {
-            throw JWSKeyError(.duplicateKeyID, "Two keys share the key ID \"\(keyID)\".")
+        var seen = Set<ExactText>()
+        for keyID in keys.compactMap(\.keyID) where !seen.insert(ExactText(keyID)).inserted {
+            throw JWSKeyError(.duplicateKeyID, "Two keys share the key ID \(Sanitized.quote(keyID)).")
         }
         // With both kinds in one set, a public key could end up used as an HMAC secret somewhere.
         let symmetricCount = keys.filter(\.isSymmetric).count
@@ -38,9 +39,10 @@ public struct JWKSet: Sendable {
         try self.init(keys: keys)
     }
 
-    /// The key with this exact key ID, or nil (never a default key).
+    /// The key with this exact key ID (same code points: RFC 7515 section 4.1.4 makes `kid` a case-sensitive
+    /// string, and no Unicode normalization applies), or nil (never a default key).
     public func key(withID keyID: String) -> JWSKey? {
-        keys.first { $0.keyID == keyID }
+        keys.first { $0.keyID?.hasSameCodePoints(as: keyID) == true }
     }
 
     /// `{"keys":[…]}` with the public JWK of every asymmetric key; HMAC keys are left out.

@@ -22,13 +22,15 @@ extension JWSKey {
         switch try fields.optionalString("use") {
         case nil, "sig": break
         case "enc": throw JWSKeyError(.encryptionKey, "A JWK with \"use\": \"enc\" is an encryption key.")
-        case let use?: throw JWSKeyError(.malformedKey, "Unknown JWK \"use\": \"\(use)\".")
+        case let use?: throw JWSKeyError(.malformedKey, "Unknown JWK \"use\": \(Sanitized.quote(use)).")
         }
+        try checkKeyOperations(fields)
         let keyID = try fields.optionalString("kid")
         var algorithm = requested
         if let name = try fields.optionalString("alg") {
             guard let named = JWSAlgorithm(rawValue: name) else {
-                throw JWSKeyError(.unsupportedKey, "JWK \"alg\": \"\(name)\" is not a supported JWS algorithm.")
+                let quoted = Sanitized.quote(name)
+                throw JWSKeyError(.unsupportedKey, "JWK \"alg\": \(quoted) is not a supported JWS algorithm.")
             }
             algorithm = named
         }
@@ -40,16 +42,32 @@ extension JWSKey {
             return try hmacKey(secret: fields.bytes("k"), algorithm: algorithm, keyID: keyID)
         }
         if let algorithm, algorithm.isSymmetric {
-            throw JWSKeyError(.algorithmMismatch, "A \(kty) JWK cannot be used for \(algorithm).")
+            throw JWSKeyError(.algorithmMismatch, "A \(Sanitized.quote(kty)) JWK cannot be used for \(algorithm).")
         }
         let key: EVPKey
         switch kty {
         case "RSA": key = try JWKImport.rsa(fields)
         case "EC": key = try JWKImport.ec(fields)
         case "OKP": key = try JWKImport.okp(fields)
-        default: throw JWSKeyError(.unsupportedKey, "JWK kty \"\(kty)\" is not supported.")
+        default: throw JWSKeyError(.unsupportedKey, "JWK kty \(Sanitized.quote(kty)) is not supported.")
         }
         return try bind(key, algorithm: algorithm, keyID: keyID)
+    }
+
+    // RFC 7517 section 4.3: "key_ops" lists what the key is for. A JWS key must be allowed to sign or verify;
+    // a list without either (e.g. ["encrypt"]) marks a key meant for something else.
+    private static func checkKeyOperations(_ fields: JWKFields) throws(JWSKeyError) {
+        guard let value = fields.object["key_ops"] else { return }
+        guard case .array(let elements) = value else {
+            throw JWSKeyError(.malformedKey, "JWK member \"key_ops\" must be an array of strings.")
+        }
+        let operations = elements.compactMap(\.stringValue)
+        guard operations.count == elements.count else {
+            throw JWSKeyError(.malformedKey, "JWK member \"key_ops\" must be an array of strings.")
+        }
+        guard operations.contains("sign") || operations.contains("verify") else {
+            throw JWSKeyError(.encryptionKey, "JWK \"key_ops\" allows neither \"sign\" nor \"verify\".")
+        }
     }
 
     // `hmac(secret:…)` with its error typed, for use inside typed-throws code.

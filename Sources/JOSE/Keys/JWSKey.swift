@@ -23,9 +23,15 @@ public final class JWSKey: Sendable {
 
     /// Binds an EVP key to `algorithm` (default: the key type's), refusing a misfit or a weak key.
     static func bind(_ key: EVPKey, algorithm: JWSAlgorithm?, keyID: String?) throws(JWSKeyError) -> JWSKey {
+        try checkKeyID(keyID)
         let algorithm = algorithm ?? key.defaultAlgorithm
         try key.validate(for: algorithm)
         return JWSKey(algorithm: algorithm, keyID: keyID, material: .asymmetric(key))
+    }
+
+    // An empty kid cannot name a key: a token's "kid": "" must never select one.
+    static func checkKeyID(_ keyID: String?) throws(JWSKeyError) {
+        guard keyID?.isEmpty != true else { throw JWSKeyError(.malformedKey, "A key ID must not be empty.") }
     }
 
     /// True for private asymmetric keys and for HMAC keys.
@@ -47,8 +53,10 @@ public final class JWSKey: Sendable {
         }
     }
 
-    /// An HMAC key; refuses a secret shorter than the hash output (32/48/64 bytes for HS256/384/512).
+    /// An HMAC key; refuses a secret shorter than the hash output (32/48/64 bytes for HS256/384/512) and an empty
+    /// key ID.
     public static func hmac(secret: [UInt8], algorithm: JWSAlgorithm, keyID: String? = nil) throws -> JWSKey {
+        try checkKeyID(keyID)
         guard algorithm.isSymmetric else {
             throw JWSKeyError(.algorithmMismatch, "An HMAC secret cannot be used for \(algorithm).")
         }
@@ -85,6 +93,11 @@ public final class JWSKey: Sendable {
     /// (salt = digest length, MGF1 same hash) for PS*, pure Ed25519, HMAC. Throws `not_a_private_key` for a
     /// public key.
     public func signature(for signingInput: [UInt8]) throws -> [UInt8] {
+        try signingInput.withUnsafeBytes { input throws(JWSKeyError) in try signature(forBytes: input) }
+    }
+
+    // The signers hand over the bytes in place (e.g. a String's UTF-8), so nothing is copied per signature.
+    func signature(forBytes signingInput: UnsafeRawBufferPointer) throws(JWSKeyError) -> [UInt8] {
         switch material {
         case .asymmetric(let key):
             guard key.isPrivate else { throw JWSKeyError(.notPrivate, "A public \(summary) key cannot sign.") }
@@ -96,9 +109,14 @@ public final class JWSKey: Sendable {
         }
     }
 
-    /// Strict check: ES* signatures must be exactly 64/96/132 bytes with 0 < r, s < n (DER refused); HMAC is
-    /// compared in constant time. Never throws: a failure is `false`, with the OpenSSL error queue cleared.
+    /// Strict check: ES* signatures must be exactly 64/96/132 bytes with 0 < r, s < n (DER refused), RS*/PS*
+    /// signatures exactly as long as the modulus; HMAC is compared in constant time. Never throws: a failure is
+    /// `false`, with the OpenSSL error queue cleared.
     public func isValidSignature(_ signature: [UInt8], for signingInput: [UInt8]) -> Bool {
+        signingInput.withUnsafeBytes { isValidSignature(signature, forBytes: $0) }
+    }
+
+    func isValidSignature(_ signature: [UInt8], forBytes signingInput: UnsafeRawBufferPointer) -> Bool {
         switch material {
         case .asymmetric(let key):
             return key.isValidSignature(signature, for: signingInput, algorithm: algorithm)

@@ -17,7 +17,9 @@ public enum KeyFile {
 
     /// The keys in file contents already in memory (same detection as `load(contentsOf:…)`).
     public static func load(bytes: [UInt8], algorithm: JWSAlgorithm? = nil, keyID: String? = nil) throws -> [JWSKey] {
-        let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
+        // A UTF-8 byte-order mark counts only as the exact EF BB BF at the very start, then whitespace.
+        let afterMark = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let start = bytes[afterMark...].firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         guard let start, bytes[start] == UInt8(ascii: "{") else {
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw JWSKeyError(.malformedKey, "Key file is neither JSON nor PEM text.")

@@ -22,6 +22,10 @@ public struct ServiceAccountKey: Sendable {
         projectID = try fields.optionalString("project_id")
         clientEmail = try fields.string("client_email")
         privateKeyID = try fields.string("private_key_id")
+        // Both end up in every token (iss/sub and kid): an empty one makes tokens nobody can verify by kid.
+        guard !clientEmail.isEmpty, !privateKeyID.isEmpty else {
+            throw JWSKeyError(.malformedKey, "\"client_email\" and \"private_key_id\" must not be empty.")
+        }
         key = try JWSKey.pem(try fields.string("private_key"), algorithm: .rs256, keyID: privateKeyID)
         guard key.isPrivate else {
             throw JWSKeyError(.notPrivate, "The service account's \"private_key\" holds a public key.")

@@ -54,17 +54,21 @@ extension EVPKey {
     /// "-----BEGIN PUBLIC KEY-----" (SPKI).
     func publicKeyPEM() throws(OpenSSLError) -> String {
         let bio = try MemoryBIO()
-        try check(PEM_write_bio_PUBKEY(bio.pointer, pointer), "PEM_write_bio_PUBKEY")
-        return bio.string()
+        return try withExtendedLifetime(bio) { () throws(OpenSSLError) in
+            try check(PEM_write_bio_PUBKEY(bio.pointer, pointer), "PEM_write_bio_PUBKEY")
+            return bio.string()
+        }
     }
 
     /// "-----BEGIN PRIVATE KEY-----" (unencrypted PKCS#8).
     func privateKeyPEM() throws(OpenSSLError) -> String {
         let bio = try MemoryBIO()
-        try check(
-            PEM_write_bio_PKCS8PrivateKey(bio.pointer, pointer, nil, nil, 0, nil, nil),
-            "PEM_write_bio_PKCS8PrivateKey"
-        )
-        return bio.string()
+        return try withExtendedLifetime(bio) { () throws(OpenSSLError) in
+            try check(
+                PEM_write_bio_PKCS8PrivateKey(bio.pointer, pointer, nil, nil, 0, nil, nil),
+                "PEM_write_bio_PKCS8PrivateKey"
+            )
+            return bio.string()
+        }
     }
 }

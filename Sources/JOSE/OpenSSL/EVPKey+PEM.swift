@@ -15,26 +15,26 @@ extension EVPKey {
         } catch {
             throw .openSSL(error)
         }
-        let isPrivate: Bool
-        let key: OpaquePointer?
-        switch block.label {
-        case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
-            isPrivate = true
-            // The callback refuses any password prompt (OpenSSL would otherwise read the terminal).
-            key = PEM_read_bio_PrivateKey(bio.pointer, nil, { _, _, _, _ in 0 }, nil)
-        case "PUBLIC KEY":
-            isPrivate = false
-            key = PEM_read_bio_PUBKEY(bio.pointer, nil, { _, _, _, _ in 0 }, nil)
-        case "RSA PUBLIC KEY":
-            isPrivate = false
-            key = decodePKCS1PublicKey(bio.pointer)
-        case "CERTIFICATE":
-            isPrivate = false
-            key = publicKey(fromCertificateIn: bio.pointer)
-        default:
-            throw JWSKeyError(.unsupportedKey, "PEM block \"\(block.label)\" is not a supported key or certificate.")
+        // The BIO must outlive every C call that uses its pointer: Swift may release an object after its last
+        // Swift-visible use, which `bio.pointer` would be.
+        let (key, isPrivate): (OpaquePointer?, Bool) = try withExtendedLifetime(bio) { () throws(JWSKeyError) in
+            switch block.label {
+            case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY":
+                // The callback refuses any password prompt (OpenSSL would otherwise read the terminal).
+                return (PEM_read_bio_PrivateKey(bio.pointer, nil, { _, _, _, _ in 0 }, nil), true)
+            case "PUBLIC KEY":
+                return (PEM_read_bio_PUBKEY(bio.pointer, nil, { _, _, _, _ in 0 }, nil), false)
+            case "RSA PUBLIC KEY":
+                return (decodePKCS1PublicKey(bio.pointer), false)
+            case "CERTIFICATE":
+                return (publicKey(fromCertificateIn: bio.pointer), false)
+            default:
+                let label = Sanitized.quote(block.label)
+                throw JWSKeyError(.unsupportedKey, "PEM block \(label) is not a supported key or certificate.")
+            }
         }
         guard let key else {
+            // Only the labels matched above get here, so the label is one of ours.
             throw JWSKeyError(
                 .malformedKey, "OpenSSL could not read the \(block.label) PEM block.",
                 openSSLError: .drain("PEM read \(block.label)"))

@@ -46,7 +46,7 @@ final class EVPKey: @unchecked Sendable {
             }
             let name = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard let curve = ECCurve(groupName: name) else {
-                throw JWSKeyError(.unsupportedKey, "EC curve \(name) is not P-256, P-384 or P-521.")
+                throw JWSKeyError(.unsupportedKey, "EC curve \(Sanitized.quote(name)) is not P-256, P-384 or P-521.")
             }
             return .ec(curve)
         case EVP_PKEY_ED25519:
@@ -67,11 +67,13 @@ final class EVPKey: @unchecked Sendable {
         }
     }
 
-    /// Refuses an algorithm the key cannot serve, and RSA under 2048 bits.
+    /// Refuses an algorithm the key cannot serve, RSA under 2048 bits and RSA public keys OpenSSL finds unsound.
     func validate(for algorithm: JWSAlgorithm) throws(JWSKeyError) {
         switch (kind, algorithm.family) {
         case (.rsa(let bits), .rsa), (.rsa(let bits), .rsaPSS):
+            // The size first, so a short key is reported as short whatever else is wrong with it.
             guard bits >= 2048 else { throw JWSKeyError(.weakKey, "RSA key of \(bits) bits; at least 2048 needed.") }
+            try checkRSAPublicKey()
         case (.ec(let curve), .ecdsa):
             guard curve.algorithm == algorithm else {
                 throw JWSKeyError(.algorithmMismatch, "An EC \(curve.jwkName) key cannot be used for \(algorithm).")
@@ -98,6 +100,32 @@ final class EVPKey: @unchecked Sendable {
             guard EVP_PKEY_public_check(context) == 1 else {
                 let queue = OpenSSLError.drain("EVP_PKEY_public_check")
                 throw JWSKeyError(.invalidECPoint, "The public key fails OpenSSL's check.", openSSLError: queue)
+            }
+        }
+    }
+
+    // Every RSA load path (JWK, JWKS, PEM, certificate, service account, generated) ends in `validate(for:)`.
+    // With e = 1 a "signature" is its own message, so anyone could forge; an even e is not an RSA key. OpenSSL's
+    // check (SP 800-56B: e odd and > 1, n odd, composite, no small factors) refuses those; the 2^32 cap keeps
+    // a verification, whose cost grows with the bits of e, as cheap as for real keys (e = 65537 in practice).
+    private func checkRSAPublicKey() throws(JWSKeyError) {
+        let exponentBits: Int
+        do {
+            // Minimal big-endian bytes: the first one is non-zero (none at all for e = 0).
+            let exponent = try number("e")
+            exponentBits = exponent.first.map { exponent.count * 8 - $0.leadingZeroBitCount } ?? 0
+        } catch {
+            throw JWSKeyError.openSSL(error)
+        }
+        guard exponentBits <= 32 else {
+            throw JWSKeyError(.weakKey, "RSA public exponent of \(exponentBits) bits; at most 2^32 is accepted.")
+        }
+        try withKeyContext { context throws(JWSKeyError) in
+            guard EVP_PKEY_public_check(context) == 1 else {
+                let queue = OpenSSLError.drain("EVP_PKEY_public_check")
+                throw JWSKeyError(
+                    .weakKey, "The RSA public key fails OpenSSL's check (exponent even or 1, or a bad modulus).",
+                    openSSLError: queue)
             }
         }
     }

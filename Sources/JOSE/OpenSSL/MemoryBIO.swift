@@ -1,6 +1,7 @@
 internal import COpenSSL
 
-/// An owned memory BIO, for PEM in and out.
+/// An owned memory BIO, for PEM in and out. Callers keep it alive across C calls on `pointer` with
+/// `withExtendedLifetime`: `deinit` frees the BIO as soon as Swift sees no further use of the object.
 final class MemoryBIO {
     let pointer: OpaquePointer
 
@@ -13,6 +14,7 @@ final class MemoryBIO {
     /// A BIO holding a copy of `bytes` (a writable memory BIO copies; BIO_new_mem_buf would only borrow).
     convenience init(copying bytes: [UInt8]) throws(OpenSSLError) {
         try self.init()
+        guard bytes.count <= Int32.max else { throw OpenSSLError(operation: "BIO_write", details: ["input too large"]) }
         let written = bytes.withUnsafeBufferPointer { BIO_write(pointer, $0.baseAddress, Int32($0.count)) }
         guard written == bytes.count else { throw OpenSSLError.drain("BIO_write") }
     }

@@ -1,0 +1,32 @@
+internal import COpenSSL
+
+/// The SHA-2 digests the JWS algorithms use, fetched from the default provider once, at first use.
+///
+/// An explicitly fetched `EVP_MD` is immutable and reference-counted, so one instance may be shared by all threads
+/// (openssl-threads(7)); it is kept for the life of the process and never freed. Fetching per operation would
+/// search the provider's method store on every signature.
+final class MessageDigest: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    private init(name: String) {
+        guard let pointer = EVP_MD_fetch(nil, name, nil) else {
+            // The default provider always has SHA-2; without it nothing here could work.
+            preconditionFailure("EVP_MD_fetch(\(name)) failed: \(OpenSSLError.drain("EVP_MD_fetch"))")
+        }
+        self.pointer = pointer
+    }
+
+    static let sha256 = MessageDigest(name: "SHA256")
+    static let sha384 = MessageDigest(name: "SHA384")
+    static let sha512 = MessageDigest(name: "SHA512")
+
+    /// The digest `algorithm` hashes with; nil for EdDSA, which hashes internally (RFC 8032).
+    static func forAlgorithm(_ algorithm: JWSAlgorithm) -> MessageDigest? {
+        switch algorithm {
+        case .edDSA: nil
+        case .rs256, .ps256, .es256, .hs256: sha256
+        case .rs384, .ps384, .es384, .hs384: sha384
+        case .rs512, .ps512, .es512, .hs512: sha512
+        }
+    }
+}

@@ -129,7 +129,7 @@ struct InteropHostileKeysTests {
                 ["genpkey", "-algorithm", "ed25519", "-aes-256-cbc", "-pass", "pass:interop", "-out", "key.pem"],
                 in: directory)
             let pem = try directory.readText("key.pem")
-            #expect(pem.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"))
+            #expect(pem.hasPrefix(PEMLabel.begin("ENCRYPTED PRIVATE KEY")))
             let error = #expect(throws: JWSKeyError.self) { try JWSKey.pem(pem) }
             #expect(error?.reason == .malformedKey || error?.reason == .unsupportedKey, "\(String(describing: error))")
         }

@@ -19,35 +19,35 @@ struct InteropOpenSSLKeysTests {
         KeyRecipe(
             name: "RSA PKCS#8 (genpkey)",
             commands: [["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "key.pem"]],
-            pemHeader: "-----BEGIN PRIVATE KEY-----", algorithm: .rs256, summary: "RSA 2048"),
+            pemHeader: PEMLabel.begin("PRIVATE KEY"), algorithm: .rs256, summary: "RSA 2048"),
         KeyRecipe(
             name: "RSA PKCS#1 (genrsa -traditional)",
             commands: [["genrsa", "-traditional", "-out", "key.pem", "2048"]],
-            pemHeader: "-----BEGIN RSA PRIVATE KEY-----", algorithm: .rs256, summary: "RSA 2048"),
+            pemHeader: PEMLabel.begin("RSA PRIVATE KEY"), algorithm: .rs256, summary: "RSA 2048"),
         KeyRecipe(
             name: "RSA 3072 PKCS#8",
             commands: [["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:3072", "-out", "key.pem"]],
-            pemHeader: "-----BEGIN PRIVATE KEY-----", algorithm: .rs256, summary: "RSA 3072"),
+            pemHeader: PEMLabel.begin("PRIVATE KEY"), algorithm: .rs256, summary: "RSA 3072"),
         KeyRecipe(
             name: "EC P-256 SEC1 (ecparam -noout)",
             commands: [["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "key.pem"]],
-            pemHeader: "-----BEGIN EC PRIVATE KEY-----", algorithm: .es256, summary: "EC P-256"),
+            pemHeader: PEMLabel.begin("EC PRIVATE KEY"), algorithm: .es256, summary: "EC P-256"),
         KeyRecipe(
             name: "EC P-256 PKCS#8 (genpkey)",
             commands: [["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "key.pem"]],
-            pemHeader: "-----BEGIN PRIVATE KEY-----", algorithm: .es256, summary: "EC P-256"),
+            pemHeader: PEMLabel.begin("PRIVATE KEY"), algorithm: .es256, summary: "EC P-256"),
         KeyRecipe(
             name: "EC P-384 SEC1",
             commands: [["ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", "key.pem"]],
-            pemHeader: "-----BEGIN EC PRIVATE KEY-----", algorithm: .es384, summary: "EC P-384"),
+            pemHeader: PEMLabel.begin("EC PRIVATE KEY"), algorithm: .es384, summary: "EC P-384"),
         KeyRecipe(
             name: "EC P-521 SEC1",
             commands: [["ecparam", "-name", "secp521r1", "-genkey", "-noout", "-out", "key.pem"]],
-            pemHeader: "-----BEGIN EC PRIVATE KEY-----", algorithm: .es512, summary: "EC P-521"),
+            pemHeader: PEMLabel.begin("EC PRIVATE KEY"), algorithm: .es512, summary: "EC P-521"),
         KeyRecipe(
             name: "Ed25519 PKCS#8 (genpkey)",
             commands: [["genpkey", "-algorithm", "ed25519", "-out", "key.pem"]],
-            pemHeader: "-----BEGIN PRIVATE KEY-----", algorithm: .edDSA, summary: "Ed25519"),
+            pemHeader: PEMLabel.begin("PRIVATE KEY"), algorithm: .edDSA, summary: "Ed25519"),
     ]
 
     @Test(arguments: recipes)

@@ -60,7 +60,7 @@ struct InteropOpenSSLVerifiesTokenGateTests {
             // PKCS#8 out of TokenGate, in through openssl: both sides must agree on the key.
             let key = try JWSKey.generate(algorithm)
             let pem = try key.privateKeyPEM()
-            #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+            #expect(pem.hasPrefix(PEMLabel.begin("PRIVATE KEY") + "\n"))
             try directory.write(pem, to: "key.pem")
             try await Interop.runChecked("openssl", ["pkey", "-in", "key.pem", "-check", "-noout"], in: directory)
             let signingInput = InteropJWT.signingInput(algorithm: algorithm.rawValue)

@@ -129,7 +129,7 @@ public final class JWSKey: Sendable {
         }
     }
 
-    /// PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----"). Throws for public and HMAC keys.
+    /// PKCS#8 PEM (label "PRIVATE KEY"). Throws for public and HMAC keys.
     public func privateKeyPEM() throws -> String {
         guard case .asymmetric(let key) = material else {
             throw JWSKeyError(.unsupportedKey, "HMAC secrets have no PEM form.")

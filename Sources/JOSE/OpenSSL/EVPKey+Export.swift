@@ -60,7 +60,7 @@ extension EVPKey {
         }
     }
 
-    /// "-----BEGIN PRIVATE KEY-----" (unencrypted PKCS#8).
+    /// PEM label "PRIVATE KEY" (unencrypted PKCS#8).
     func privateKeyPEM() throws(OpenSSLError) -> String {
         let bio = try MemoryBIO()
         return try withExtendedLifetime(bio) { () throws(OpenSSLError) in

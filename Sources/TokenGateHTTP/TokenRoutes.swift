@@ -63,14 +63,17 @@ public struct TokenRoutes: Sendable {
             count += 1
             guard count <= limits.maxQueryParameters else { throw TokenGateError(.invalidRequest, "too many query parameters") }
             guard value.utf8.count <= limits.maxQueryValueBytes else {
-                throw TokenGateError(.invalidRequest, "the \(key.prefix(32)) parameter is too long")
+                throw TokenGateError(.invalidRequest, "a query parameter is longer than \(limits.maxQueryValueBytes) bytes")
             }
             guard parameters.updateValue(String(value), forKey: String(key)) == nil else {
-                throw TokenGateError(.invalidRequest, "the \(key.prefix(32)) parameter is repeated")
+                throw TokenGateError(.invalidRequest, "a query parameter is repeated")
             }
         }
-        if let unknown = parameters.keys.first(where: { !TokenContext.allParameterNames.contains($0) }) {
-            throw TokenGateError(.invalidRequest, "unknown query parameter '\(unknown.prefix(32))'")
+        if parameters.keys.contains(where: { !TokenContext.allParameterNames.contains($0) }) {
+            throw TokenGateError(
+                .invalidRequest,
+                "unknown query parameter; expected one of: \(TokenContext.allParameterNames.sorted().joined(separator: ", "))"
+            )
         }
         return TokenQuery(
             providerID: context.parameters.get("providerId") ?? "",

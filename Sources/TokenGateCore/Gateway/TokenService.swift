@@ -31,8 +31,10 @@ public final class TokenService: Sendable {
         do {
             return try await grant(query)
         } catch {
-            var metadata: Logger.Metadata = ["code": "\(error.code)", "provider": "\(query.providerID)"]
-            metadata["type"] = "\(query.tokenType)"
+            // Only validated values reach the log: path segments are attacker-controlled text.
+            var metadata: Logger.Metadata = ["code": "\(error.code)"]
+            metadata["provider"] = "\(ProviderID(query.providerID)?.rawValue ?? "(invalid)")"
+            metadata["type"] = "\(TokenType(rawValue: query.tokenType)?.rawValue ?? "(invalid)")"
             logger.log(level: error.code == .backendInvalidToken ? .error : .info, "token request denied: \(error.reason)", metadata: metadata)
             throw error
         }
@@ -40,10 +42,10 @@ public final class TokenService: Sendable {
 
     private func grant(_ query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
         guard let id = ProviderID(query.providerID), let runtime = runtimes[id] else {
-            throw TokenGateError(.unknownProvider, "no provider '\(query.providerID.prefix(64))'")
+            throw TokenGateError(.unknownProvider, "no provider with that ID")
         }
         guard let type = TokenType(rawValue: query.tokenType) else {
-            throw TokenGateError(.unknownTokenType, "no token type '\(query.tokenType.prefix(32))'")
+            throw TokenGateError(.unknownTokenType, "no such token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         guard runtime.provider.backend.tokenTypes.contains(type) else {
             throw TokenGateError(.unknownTokenType, "provider \(id) does not issue \(type) tokens")
@@ -128,7 +130,7 @@ public final class TokenService: Sendable {
     /// The public keys of a provider's signers as a JWKS document.
     public func publicKeys(providerID: String) async throws(TokenGateError) -> [UInt8] {
         guard let id = ProviderID(providerID), let runtime = runtimes[id] else {
-            throw TokenGateError(.unknownProvider, "no provider '\(providerID.prefix(64))'")
+            throw TokenGateError(.unknownProvider, "no provider with that ID")
         }
         do {
             return try await runtime.provider.backend.verificationKeys().keySet.publicJSON()

@@ -81,10 +81,14 @@ public struct TokenRoutes: Sendable {
     }
 
     static func json(_ bytes: [UInt8], status: HTTPResponse.Status, cacheControl: String) -> Response {
+        json(ByteBuffer(bytes: bytes), status: status, cacheControl: cacheControl)
+    }
+
+    static func json(_ buffer: ByteBuffer, status: HTTPResponse.Status, cacheControl: String) -> Response {
         Response(
             status: status,
             headers: [.contentType: "application/json", .cacheControl: cacheControl],
-            body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+            body: .init(byteBuffer: buffer)
         )
     }
 }

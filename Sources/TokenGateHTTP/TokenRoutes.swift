@@ -57,21 +57,7 @@ public struct TokenRoutes: Sendable {
         if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
             throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
         }
-        var parameters: [String: String] = [:]
-        var count = 0
-        for (key, value) in request.uri.queryParameters {
-            count += 1
-            guard count <= limits.maxQueryParameters else { throw TokenGateError(.invalidRequest, "too many query parameters") }
-            guard value.utf8.count <= limits.maxQueryValueBytes else {
-                throw TokenGateError(.invalidRequest, "the \(key.prefix(32)) parameter is too long")
-            }
-            guard parameters.updateValue(String(value), forKey: String(key)) == nil else {
-                throw TokenGateError(.invalidRequest, "the \(key.prefix(32)) parameter is repeated")
-            }
-        }
-        if let unknown = parameters.keys.first(where: { !TokenContext.allParameterNames.contains($0) }) {
-            throw TokenGateError(.invalidRequest, "unknown query parameter '\(unknown.prefix(32))'")
-        }
+        let parameters = try QueryParameters.parse(request.uri.query, limits: limits)
         return TokenQuery(
             providerID: context.parameters.get("providerId") ?? "",
             tokenType: context.parameters.get("tokenType") ?? "",

@@ -36,29 +36,32 @@ enum BearerCredential {
     /// non-empty. (An empty third one, as `alg: none` tokens have, still counts, so they fail as session tokens.)
     static func isCompactJWS(_ credential: String) -> Bool {
         var credential = credential
-        return credential.withUTF8 { bytes in
-            var dots = 0
-            var segmentLength = 0
-            for byte in bytes {
-                if byte == UInt8(ascii: ".") {
-                    guard segmentLength > 0, dots < 2 else { return false }
-                    dots += 1
-                    segmentLength = 0
-                } else if isBase64URL[Int(byte)] {
-                    segmentLength += 1
-                } else {
-                    return false
+        // The table is read once here: read per byte, its lazy global's swift_once check cost more than the scan.
+        return isBase64URL.withUnsafeBufferPointer { isBase64URL in
+            credential.withUTF8 { bytes in
+                var dots = 0
+                var segmentLength = 0
+                for byte in bytes {
+                    if byte == UInt8(ascii: ".") {
+                        guard segmentLength > 0, dots < 2 else { return false }
+                        dots += 1
+                        segmentLength = 0
+                    } else if isBase64URL[Int(byte)] {
+                        segmentLength += 1
+                    } else {
+                        return false
+                    }
                 }
+                return dots == 2
             }
-            return dots == 2
         }
     }
 
     // Branch-free over the whole credential (no early exit), so the compiler can vectorise it.
     private static func isVisibleASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var invalid = false
-        for byte in bytes { invalid = invalid || (byte &- 0x21) > (0x7E - 0x21) }
-        return !invalid
+        var invalid: UInt8 = 0
+        for byte in bytes { invalid |= (byte &- 0x21) > (0x7E - 0x21) ? 1 : 0 }
+        return invalid == 0
     }
 
     private static func isBearer(_ scheme: UnsafeBufferPointer<UInt8>) -> Bool {

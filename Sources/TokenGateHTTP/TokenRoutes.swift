@@ -53,7 +53,7 @@ public struct TokenRoutes: Sendable {
         guard request.uri.string.utf8.count <= limits.maxTargetBytes else {
             throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
         }
-        let authorization = request.headers[.authorization]
+        let authorization = Self.authorization(request.headers)
         if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
             throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
         }
@@ -64,6 +64,18 @@ public struct TokenRoutes: Sendable {
             parameters: parameters,
             authorization: authorization
         )
+    }
+
+    /// The `Authorization` value, as `headers[.authorization]` gives it. That subscript joins the values of every
+    /// field with the name, building a new string even for the usual single one (a session token is ~800 bytes);
+    /// a single field's value is returned as stored, and only several are joined, exactly as the subscript does.
+    static func authorization(_ headers: HTTPFields) -> String? {
+        var value: String?
+        for field in headers where field.name == .authorization {
+            guard value == nil else { return headers[.authorization] }
+            value = field.value
+        }
+        return value
     }
 
     static func json(_ bytes: [UInt8], status: HTTPResponse.Status, cacheControl: String) -> Response {

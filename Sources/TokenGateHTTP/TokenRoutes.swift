@@ -53,28 +53,11 @@ public struct TokenRoutes: Sendable {
         guard request.uri.string.utf8.count <= limits.maxTargetBytes else {
             throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
         }
-        let authorization = request.headers[.authorization]
+        let authorization = Self.authorization(request.headers)
         if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
             throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
         }
-        var parameters: [String: String] = [:]
-        var count = 0
-        for (key, value) in request.uri.queryParameters {
-            count += 1
-            guard count <= limits.maxQueryParameters else { throw TokenGateError(.invalidRequest, "too many query parameters") }
-            guard value.utf8.count <= limits.maxQueryValueBytes else {
-                throw TokenGateError(.invalidRequest, "a query parameter is longer than \(limits.maxQueryValueBytes) bytes")
-            }
-            guard parameters.updateValue(String(value), forKey: String(key)) == nil else {
-                throw TokenGateError(.invalidRequest, "a query parameter is repeated")
-            }
-        }
-        if parameters.keys.contains(where: { !TokenContext.allParameterNames.contains($0) }) {
-            throw TokenGateError(
-                .invalidRequest,
-                "unknown query parameter; expected one of: \(TokenContext.allParameterNames.sorted().joined(separator: ", "))"
-            )
-        }
+        let parameters = try QueryParameters.parse(request.uri.query, limits: limits)
         return TokenQuery(
             providerID: context.parameters.get("providerId") ?? "",
             tokenType: context.parameters.get("tokenType") ?? "",
@@ -83,11 +66,27 @@ public struct TokenRoutes: Sendable {
         )
     }
 
+    /// The `Authorization` value, as `headers[.authorization]` gives it. That subscript joins the values of every
+    /// field with the name, building a new string even for the usual single one (a session token is ~800 bytes);
+    /// a single field's value is returned as stored, and only several are joined, exactly as the subscript does.
+    static func authorization(_ headers: HTTPFields) -> String? {
+        var value: String?
+        for field in headers where field.name == .authorization {
+            guard value == nil else { return headers[.authorization] }
+            value = field.value
+        }
+        return value
+    }
+
     static func json(_ bytes: [UInt8], status: HTTPResponse.Status, cacheControl: String) -> Response {
+        json(ByteBuffer(bytes: bytes), status: status, cacheControl: cacheControl)
+    }
+
+    static func json(_ buffer: ByteBuffer, status: HTTPResponse.Status, cacheControl: String) -> Response {
         Response(
             status: status,
             headers: [.contentType: "application/json", .cacheControl: cacheControl],
-            body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+            body: .init(byteBuffer: buffer)
         )
     }
 }

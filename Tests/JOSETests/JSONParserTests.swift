@@ -78,6 +78,15 @@ import Testing
         #expect(object.keys == ["z", "m"])
     }
 
+    // Escapes at either end of a string and back to back, around the runs that are copied in bulk.
+    @Test(arguments: [
+        ("", #""""#), ("\"", #""\"""#), ("\u{1F}ab\n", #""\u001fab\n""#), ("\\\\", #""\\\\""#),
+        ("a\u{7F}\u{0}", #""a\#u{7F}\u0000""#), ("€\t€", #""€\t€""#),
+    ])
+    func stringsSerializeEscapedAtEveryPosition(string: String, expected: String) {
+        #expect(String(decoding: JSON.serialize(.string(string)), as: UTF8.self) == expected)
+    }
+
     @Test(arguments: [
         #"{"a":[1,2.5,"\u00e9",{"b":null}],"c":true}"#, #"[]"#, #""😀""#, #"-12"#,
     ])

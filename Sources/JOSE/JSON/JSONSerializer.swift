@@ -28,22 +28,46 @@ enum JSONSerializer {
         }
     }
 
+    // Lower-case hex digits for `\u00XX`, made once rather than per string.
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Writes `string` quoted and escaped. Runs of bytes that need no escaping (all of a token, nearly all of
+    /// anything else) are appended in bulk; only the bytes in between are looked at one by one.
     static func writeString(_ string: String, to output: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output += [0x5C, UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): output += [0x5C, 0x5C]
-            case 0x0A: output += [0x5C, UInt8(ascii: "n")]
-            case 0x0D: output += [0x5C, UInt8(ascii: "r")]
-            case 0x09: output += [0x5C, UInt8(ascii: "t")]
-            case 0x08: output += [0x5C, UInt8(ascii: "b")]
-            case 0x0C: output += [0x5C, UInt8(ascii: "f")]
-            case 0x00..<0x20: output += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: output.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            // Plain text is the common case: room for it and the quotes, escapes grow the array as needed.
+            output.reserveCapacity(output.count + bytes.count + 2)
+            output.append(UInt8(ascii: "\""))
+            var runStart = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard needsEscape(byte) else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                writeEscape(byte, to: &output)
+                runStart = index + 1
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+            output.append(UInt8(ascii: "\""))
         }
-        output.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func writeEscape(_ byte: UInt8, to output: inout [UInt8]) {
+        output.append(0x5C)
+        switch byte {
+        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): output.append(0x5C)
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        case 0x09: output.append(UInt8(ascii: "t"))
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
+        default:
+            output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        }
     }
 }

@@ -20,3 +20,11 @@ struct TokenCacheKey: Hashable, Sendable {
     var provider: ProviderID
     var context: TokenContext
 }
+
+/// What the cache holds: the token and its response body, rendered once when it entered the cache.
+struct CachedToken: Expiring {
+    var token: DeliveredToken
+    var body: RenderedTokenBody
+
+    var expiresAt: Int64 { token.expiresAt }
+}

@@ -4,7 +4,7 @@ import Logging
 final class ProviderRuntime: Sendable {
     let provider: Provider
     let authenticator: CallerAuthenticator
-    let cache: TokenCache<TokenCacheKey, DeliveredToken>
+    let cache: TokenCache<TokenCacheKey, CachedToken>
     let providerLimiter: RateLimiter<ProviderID>?
     let callerLimiter: RateLimiter<AuthenticatedCaller>?
     let contextLimiter: RateLimiter<TokenContext>?

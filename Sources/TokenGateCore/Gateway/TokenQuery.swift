@@ -28,9 +28,13 @@ public struct TokenGrant: Sendable {
     public var provider: ProviderSettings
     /// How the cache produced it.
     public var outcome: TokenCacheOutcome
+    /// The response body, rendered when the token entered the cache.
+    public var body: RenderedTokenBody
 
     /// When a client should start fetching a fresh one: `refreshBefore` ahead of expiry.
-    public var refreshAfter: Int64 {
+    public var refreshAfter: Int64 { Self.refreshAfter(token, provider: provider) }
+
+    static func refreshAfter(_ token: DeliveredToken, provider: ProviderSettings) -> Int64 {
         max(token.issuedAt, token.expiresAt - provider.cache.refreshBefore.components.seconds)
     }
 }

@@ -61,10 +61,12 @@ public final class TokenService: Sendable {
         try runtime.checkRateLimits(caller: caller, context: context)
         let key = TokenCacheKey(provider: id, context: context)
         do {
-            let (token, outcome) = try await runtime.cache.value(for: key) { [self] in
-                try await self.fetchVerified(context, from: runtime)
+            let (cached, outcome) = try await runtime.cache.value(for: key) { [self] in
+                let token = try await self.fetchVerified(context, from: runtime)
+                return CachedToken(token: token, body: RenderedTokenBody(token: token, context: context, provider: runtime.provider.settings))
             }
-            return TokenGrant(token: token, context: context, provider: runtime.provider.settings, outcome: outcome)
+            return TokenGrant(
+                token: cached.token, context: context, provider: runtime.provider.settings, outcome: outcome, body: cached.body)
         } catch let error as TokenGateError {
             throw error
         } catch is CancellationError {

@@ -71,25 +71,28 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
             guard let id = ContextID(raw) else { throw .invalidID(parameter: name) }
             return id
         }
-        let given = parameters.keys.filter(Self.allParameterNames.contains).sorted()
+        // Counted rather than collected: the sorted list of names is only needed to explain a refusal.
+        let givenCount = parameters.keys.reduce(0) { $0 + (Self.allParameterNames.contains($1) ? 1 : 0) }
+        func only(_ name: String) -> Bool { givenCount == 1 && parameters[name] != nil }
+        var given: [String] { parameters.keys.filter(Self.allParameterNames.contains).sorted() }
         switch type {
         case .consumer:
-            guard given == ["tripId"], let trip = try id("tripId") else { throw .wrongParameters(type, given) }
+            guard only("tripId"), let trip = try id("tripId") else { throw .wrongParameters(type, given) }
             return .trip(trip)
         case .driver:
-            guard given == ["vehicleId"], let vehicle = try id("vehicleId") else { throw .wrongParameters(type, given) }
+            guard only("vehicleId"), let vehicle = try id("vehicleId") else { throw .wrongParameters(type, given) }
             return .vehicle(vehicle)
         case .deliveryDriver:
-            guard given == ["deliveryVehicleId"], let vehicle = try id("deliveryVehicleId") else {
+            guard only("deliveryVehicleId"), let vehicle = try id("deliveryVehicleId") else {
                 throw .wrongParameters(type, given)
             }
             return .deliveryVehicle(vehicle)
         case .deliveryConsumer:
-            if given == ["trackingId"], let tracking = try id("trackingId") { return .tracking(tracking) }
-            if given == ["taskId"], let task = try id("taskId") { return .task(task) }
+            if only("trackingId"), let tracking = try id("trackingId") { return .tracking(tracking) }
+            if only("taskId"), let task = try id("taskId") { return .task(task) }
             throw .wrongParameters(type, given)
         case .server:
-            guard given.isEmpty else { throw .wrongParameters(type, given) }
+            guard givenCount == 0 else { throw .wrongParameters(type, given) }
             return .fleet
         }
     }

@@ -1,10 +1,17 @@
 internal import COpenSSL
+internal import Synchronization
 
 /// An owned `EVP_PKEY`: RSA, EC (P-256/384/521) or Ed25519.
 ///
 /// Threads may share one `EVP_PKEY` that nobody mutates, each with its own `EVP_MD_CTX` (openssl-threads(7)).
-/// Nothing mutates the key after init and every operation makes its own context, hence `@unchecked Sendable`.
+/// Nothing mutates the key after init and every operation works on its own duplicate of a per-algorithm template
+/// context (`SignatureTemplate`, read-only once published), hence `@unchecked Sendable`.
 final class EVPKey: @unchecked Sendable {
+    struct TemplateKey: Hashable {
+        let algorithm: JWSAlgorithm
+        let signing: Bool
+    }
+
     enum Kind: Equatable, Sendable {
         case rsa(bits: Int)
         case ec(ECCurve)
@@ -14,6 +21,8 @@ final class EVPKey: @unchecked Sendable {
     let pointer: OpaquePointer
     let kind: Kind
     let isPrivate: Bool
+    /// Built at first use per algorithm and direction, then only read (see `template(for:signing:)`).
+    private let templates = Mutex<[TemplateKey: SignatureTemplate]>([:])
 
     private init(pointer: OpaquePointer, kind: Kind, isPrivate: Bool) {
         self.pointer = pointer
@@ -22,6 +31,17 @@ final class EVPKey: @unchecked Sendable {
     }
 
     deinit { EVP_PKEY_free(pointer) }
+
+    /// The template for `algorithm`, built once under the lock: a key serves few algorithms, so the map stays tiny.
+    func template(for algorithm: JWSAlgorithm, signing: Bool) throws(OpenSSLError) -> SignatureTemplate {
+        let key = TemplateKey(algorithm: algorithm, signing: signing)
+        return try templates.withLock { (map: inout [TemplateKey: SignatureTemplate]) throws(OpenSSLError) in
+            if let template = map[key] { return template }
+            let template = try SignatureTemplate(key: self, algorithm: algorithm, signing: signing)
+            map[key] = template
+            return template
+        }
+    }
 
     /// Takes ownership of `pointer` (freed here if the key type is refused).
     static func make(takingOwnershipOf pointer: OpaquePointer, isPrivate: Bool) throws(JWSKeyError) -> EVPKey {

@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "TokenGateTesting",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP",
+                "TokenGateCore", "TokenGateHTTP", "StaticKeySigner",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,41 +1,7 @@
 import Foundation
 import JOSE
-import StaticKeySigner
-import Synchronization
 import TokenGateCore
 import TokenGateTesting
-
-/// Counts backend calls, and can make the backend misbehave, around the real static-key signer.
-final class BackendProbe: Sendable {
-    private let state = Mutex<(calls: Int, wrongTrip: Bool)>((0, false))
-    var calls: Int { state.withLock { $0.calls } }
-    /// When set, the backend signs tokens for another trip than the one asked for.
-    func misbehave(_ on: Bool) { state.withLock { $0.wrongTrip = on } }
-    fileprivate func record() -> Bool { state.withLock { $0.calls += 1; return $0.wrongTrip } }
-}
-
-struct ProbedFactory: TokenBackendFactory {
-    let probe: BackendProbe
-    var type: String { "static-key" }
-
-    func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
-        ProbedBackend(inner: try await StaticKeySignerFactory().makeBackend(context), probe: probe)
-    }
-}
-
-struct ProbedBackend: TokenBackend {
-    let inner: any TokenBackend
-    let probe: BackendProbe
-    var tokenTypes: Set<TokenType> { inner.tokenTypes }
-
-    func issue(_ request: TokenRequest) async throws -> IssuedToken {
-        var request = request
-        if probe.record(), case .trip = request.context { request.context = .trip(ContextID("someone-elses-trip")!) }
-        return try await inner.issue(request)
-    }
-
-    func verificationKeys() async throws -> VerificationKeys { try await inner.verificationKeys() }
-}
 
 /// A two-tenant configuration with API-key, revoked and session-JWT callers.
 struct GatewayFixture {

@@ -1,0 +1,64 @@
+import StaticKeySigner
+import Synchronization
+public import TokenGateCore
+
+/// Counts the gateway's backend calls around the real static-key signer, and can make that backend misbehave:
+/// fail outright (the gateway answers 503) or sign tokens for another trip (the gateway must refuse them, 502).
+public final class BackendProbe: Sendable {
+    private let state = Mutex<(calls: Int, failuresLeft: Int, wrongTrip: Bool)>((0, 0, false))
+
+    /// Creates a probe that lets every call through.
+    public init() {}
+
+    /// Backend calls so far, failed and misbehaving ones included.
+    public var calls: Int { state.withLock { $0.calls } }
+
+    /// The next `count` calls fail as `backend_unavailable`.
+    public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+
+    /// Every call fails until `failNext(0)`.
+    public func failAlways() { failNext(.max) }
+
+    /// While on, consumer tokens are signed for another trip than the one asked for.
+    public func misbehave(_ on: Bool) { state.withLock { $0.wrongTrip = on } }
+
+    /// Records a call; says whether it must fail and whether it must sign for the wrong trip.
+    fileprivate func record() -> (fail: Bool, wrongTrip: Bool) {
+        state.withLock { state in
+            state.calls += 1
+            guard state.failuresLeft > 0 else { return (false, state.wrongTrip) }
+            if state.failuresLeft != .max { state.failuresLeft -= 1 }
+            return (true, state.wrongTrip)
+        }
+    }
+}
+
+/// The static-key factory, its backends wrapped in a ``BackendProbe``.
+public struct ProbedFactory: TokenBackendFactory {
+    let probe: BackendProbe
+    public var type: String { "static-key" }
+
+    /// Wraps every backend this factory builds in `probe`.
+    public init(probe: BackendProbe) { self.probe = probe }
+
+    public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+        ProbedBackend(inner: try await StaticKeySignerFactory().makeBackend(context), probe: probe)
+    }
+}
+
+/// The real signer behind a probe.
+struct ProbedBackend: TokenBackend {
+    let inner: any TokenBackend
+    let probe: BackendProbe
+    var tokenTypes: Set<TokenType> { inner.tokenTypes }
+
+    func issue(_ request: TokenRequest) async throws -> IssuedToken {
+        let (fail, wrongTrip) = probe.record()
+        if fail { throw TokenGateError(.backendUnavailable, "probe: the signer is down") }
+        var request = request
+        if wrongTrip, case .trip = request.context { request.context = .trip(ContextID("someone-elses-trip")!) }
+        return try await inner.issue(request)
+    }
+
+    func verificationKeys() async throws -> VerificationKeys { try await inner.verificationKeys() }
+}

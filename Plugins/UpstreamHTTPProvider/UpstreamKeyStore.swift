@@ -8,7 +8,7 @@ struct UpstreamKeyStore: Sendable {
 
     /// File keys plus the last good set of each URL. Throws only when there is no key at all.
     func current() async throws -> VerificationKeys {
-        var sets: [(keys: [JWSKey], serviceAccount: String?)] = []
+        var sets: [(keys: [JWSKey], serviceAccount: String)] = []
         for set in remote {
             if let keys = await set.keys() { sets.append((keys, set.source.serviceAccount)) }
         }
@@ -19,7 +19,7 @@ struct UpstreamKeyStore: Sendable {
     /// changed, else `nil`.
     func refreshed() async throws -> VerificationKeys? {
         var changed = false
-        var sets: [(keys: [JWSKey], serviceAccount: String?)] = []
+        var sets: [(keys: [JWSKey], serviceAccount: String)] = []
         for set in remote {
             if let fresh = await set.refetch() {
                 changed = true
@@ -31,7 +31,7 @@ struct UpstreamKeyStore: Sendable {
         return changed ? try merged(sets) : nil
     }
 
-    private func merged(_ sets: [(keys: [JWSKey], serviceAccount: String?)]) throws -> VerificationKeys {
+    private func merged(_ sets: [(keys: [JWSKey], serviceAccount: String)]) throws -> VerificationKeys {
         var keys = fileKeys.keySet.keys
         var issuers = fileKeys.issuers
         var seen = Set(keys.compactMap(\.keyID))
@@ -40,7 +40,7 @@ struct UpstreamKeyStore: Sendable {
             for key in set.keys {
                 guard let keyID = key.keyID, seen.insert(keyID).inserted else { continue }
                 keys.append(key)
-                if let serviceAccount = set.serviceAccount { issuers[keyID] = serviceAccount }
+                issuers[keyID] = set.serviceAccount
             }
         }
         guard !keys.isEmpty else {

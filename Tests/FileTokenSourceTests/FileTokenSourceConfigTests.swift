@@ -10,7 +10,7 @@ import TokenGateCore
         #expect(message.contains("/config.yaml:3:9: backend.path: no such file: \(fixture.directory)/tokens.yaml"), "\(message)")
     }
 
-    static let verify = "  verify:\n    - jwksFile: jwks.json\n"
+    static let verify = "  verify:\n    - jwksFile: jwks.json\n      serviceAccount: tokens@acme-rides.iam.gserviceaccount.com\n"
 
     @Test(arguments: [
         ("  type: file\n  pathh: tokens.yaml\n" + verify, "config.yaml:3:3: backend.pathh: unknown key"),
@@ -23,14 +23,18 @@ import TokenGateCore
             "config.yaml:4:17: backend.pollInterval: expected a duration"
         ),
         (
-            "  type: file\n  path: tokens.yaml\n  verify:\n    - jwksUrl: https://keys.example/jwks.json\n",
+            "  type: file\n  path: tokens.yaml\n  verify:\n    - jwksUrl: https://keys.example/jwks.json\n      serviceAccount: a@b.iam.gserviceaccount.com\n",
             "backend.verify[0].jwksUrl: this backend reads keys from files only"
         ),
         (
-            "  type: file\n  path: tokens.yaml\n  verify:\n    - jwksFile: nowhere.json\n",
+            "  type: file\n  path: tokens.yaml\n  verify:\n    - jwksFile: nowhere.json\n      serviceAccount: a@b.iam.gserviceaccount.com\n",
             "config.yaml:5:17: backend.verify[0].jwksFile: no such file"
         ),
         ("  type: file\n  path: tokens.yaml\n", "config.yaml:2:3: backend.verify: missing required key"),
+        (
+            "  type: file\n  path: tokens.yaml\n  verify:\n    - jwksFile: jwks.json\n",
+            "config.yaml:5:7: backend.verify[0]: missing required key 'serviceAccount'"
+        ),
         ("  type: file\n" + verify, "config.yaml:2:3: backend.path: missing required key"),
     ])
     func namesFileLineColumnAndKeyOfEveryConfigurationMistake(_ section: String, _ expected: String) async throws {

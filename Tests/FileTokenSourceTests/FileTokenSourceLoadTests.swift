@@ -53,6 +53,25 @@ import TokenGateCore
         #expect(try await source.issue(.with(Self.trip)).expiresAt == Fixture.start + 3600)
     }
 
+    /// A service-account key file binds its public key to its own `client_email`: tokens in another name are skipped.
+    @Test func aServiceAccountFileVerifiesItsOwnAccountsTokensOnly() async throws {
+        let fixture = try Fixture()
+        try fixture.write(String(decoding: try Fixture.account.json(), as: UTF8.self), to: "signer.json")
+        let foreign = FleetEngineToken.claims(
+            serviceAccount: "attacker@evil-project.iam.gserviceaccount.com", audience: FleetEngineToken.defaultAudience,
+            context: .vehicle(.id("vehicle-7")), issuedAt: Fixture.start, lifetime: 600)
+        let forged = try JWSSigner(key: Fixture.account.key).sign(claims: foreign)
+        try fixture.write("consumer:\n  trip-42: \(try Fixture.token(Self.trip))\ndriver:\n  vehicle-7: \(forged)\n")
+        let section = Fixture.defaultSection.replacingOccurrences(
+            of: "    - jwksFile: jwks.json\n      serviceAccount: tokens@acme-rides.iam.gserviceaccount.com",
+            with: "    - serviceAccountFile: signer.json")
+        #expect(section.contains("serviceAccountFile"))
+        let source = try await fixture.makeSource(section)
+        #expect(source.tokenCount == 1)
+        #expect(try await source.issue(.with(Self.trip)).keyID == Fixture.account.privateKeyID)
+        #expect(fixture.logs.entries.contains { $0.metadata["reason"] == "wrong_issuer" })
+    }
+
     /// Tokens that must never be served, and the reason code each is skipped with.
     enum BadToken: String, CaseIterable, Sendable {
         case signedByAnotherKeyWithTheSameKid = "bad_signature"

@@ -23,6 +23,20 @@ import TokenGateTesting
         }
     }
 
+    /// A session token signed by the identity provider's own key, but in another issuer's name, is nobody's.
+    @Test func aSessionTokenWithTheRightKeyAndAForeignIssuerIsRefused() async throws {
+        let fixture = try GatewayFixture()
+        let logs = LogRecorder()
+        try await fixture.withGateway(logs: logs) { gateway in
+            let forged = try fixture.sessionToken(claims: ["trips": .string("trip-42")], issuer: "https://evil.test/")
+            let response = try await gateway.get(Self.trip, bearer: forged)
+            #expect(response.status == 401)
+            #expect(response.errorCode == "unauthenticated")
+            #expect(fixture.probe.calls == 0)
+            #expect(!logs.all.contains { $0.text.contains(forged) })
+        }
+    }
+
     @Test func aRiderGetsTokensOnlyForTripsInTheSessionClaim() async throws {
         let fixture = try GatewayFixture()
         try await fixture.withGateway { gateway in

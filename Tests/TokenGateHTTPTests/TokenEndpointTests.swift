@@ -5,11 +5,19 @@ import TokenGateCore
 import TokenGateTesting
 
 @Suite struct TokenEndpointTests {
-    /// Verifies a served token with the keys the gateway publishes at jwks.json, as Fleet Engine would.
-    static func verify(_ token: String, for context: TokenContext, gateway: RunningGateway, now: Int64) async throws -> VerifiedJWT {
+    /// Verifies a served token with the keys the gateway publishes at jwks.json, as Fleet Engine would, each key
+    /// bound to the service account of the key file it came from.
+    static func verify(_ token: String, for context: TokenContext, gateway: RunningGateway, fixture: GatewayFixture, now: Int64)
+        async throws -> VerifiedJWT
+    {
         let jwks = try await gateway.get("/v1/providers/acme-rides/jwks.json")
         #expect(jwks.status == 200)
-        let keys = VerificationKeys(keySet: try JWKSet(json: jwks.body))
+        var issuers: [String: String] = [:]
+        for file in ["consumer", "driver", "delivery"] {
+            let account = try ServiceAccountKey(json: Array(try Data(contentsOf: URL(fileURLWithPath: "\(fixture.directory.path)/keys/\(file).json"))))
+            issuers[account.privateKeyID] = account.clientEmail
+        }
+        let keys = VerificationKeys(keySet: try JWKSet(json: jwks.body), issuers: issuers)
         return try FleetEngineVerifier(keys: keys, audience: FleetEngineToken.defaultAudience).verify(token, for: context, now: now)
     }
 
@@ -36,7 +44,7 @@ import TokenGateTesting
             #expect(body["refreshAfter"] == .integer(fixture.clock.now + 3000))
             let token = try #require(body["token"]?.stringValue)
             let context = try TokenScope.context(ofUnverified: token)
-            let verified = try await Self.verify(token, for: context, gateway: gateway, now: fixture.clock.now)
+            let verified = try await Self.verify(token, for: context, gateway: gateway, fixture: fixture, now: fixture.clock.now)
             #expect(verified.claims["authorization"] == .object(JSONObject([claim: .string(id)])))
         }
     }

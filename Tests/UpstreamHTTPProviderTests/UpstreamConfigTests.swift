@@ -39,7 +39,7 @@ import TokenGateCore
           url: \(url)
           tokenTypes: \(tokenTypes)
         \(extra)
-        \(verify ? "  verify:\n    - jwksUrl: https://keys.acme.example/jwks.json" : "")
+        \(verify ? "  verify:\n    - jwksUrl: https://keys.acme.example/jwks.json\n      serviceAccount: signer@acme.iam.gserviceaccount.com" : "")
         """
     }
 
@@ -80,6 +80,20 @@ import TokenGateCore
             try await Self.load(Self.yaml(url: "https://t.example/x", extra: "", tokenTypes: "[consumer, rider]"))
         }
         #expect(unknown?.keyPath == "backend.tokenTypes[1]")
+    }
+
+    /// A key that is not bound to a service account would accept a token with anyone's `iss`.
+    @Test func everyVerificationKeyMustNameTheServiceAccountItSignsFor() async throws {
+        let yaml = """
+            backend:
+              type: upstream-http
+              url: https://t.example/x
+              tokenTypes: [consumer]
+              verify:
+                - jwksUrl: https://keys.acme.example/jwks.json
+            """
+        let error = await #expect(throws: ConfigError.self) { try await Self.load(yaml) }
+        #expect(error?.description.hasPrefix("/etc/tokengate/config.yaml:6:7: backend.verify[0]: missing required key 'serviceAccount'") == true, "\(String(describing: error))")
     }
 
     @Test func aFullExampleLoads() async throws {

@@ -78,10 +78,11 @@ struct UpstreamFixture: Sendable {
         for context: TokenContext = trip,
         key: JWSKey? = nil,
         issuedAt: Int64 = now,
-        lifetime: Int64 = 3600
+        lifetime: Int64 = 3600,
+        serviceAccount: String = serviceAccount
     ) throws -> String {
         let claims = FleetEngineToken.claims(
-            serviceAccount: Self.serviceAccount,
+            serviceAccount: serviceAccount,
             audience: FleetEngineToken.defaultAudience,
             context: context,
             issuedAt: issuedAt,

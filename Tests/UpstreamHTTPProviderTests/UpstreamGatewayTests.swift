@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import JOSE
+import Logging
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -14,6 +15,7 @@ import UpstreamHTTPProvider
     static func withGateway(
         _ fixture: UpstreamFixture,
         clock: ManualClock,
+        logger: Logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }),
         _ body: (RunningGateway) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
@@ -33,7 +35,7 @@ import UpstreamHTTPProvider
             """
         )
         let registry = BackendRegistry([UpstreamHTTPProviderFactory(httpClient: fixture.client)])
-        try await RunningGateway.with(configuration: path, registry: registry, clock: clock.gatewayClock, body)
+        try await RunningGateway.with(configuration: path, registry: registry, clock: clock.gatewayClock, logger: logger, body)
     }
 
     @Test func aHerdOfTwoHundredRequestsAtExpiryMakesOneUpstreamCall() async throws {
@@ -52,6 +54,30 @@ import UpstreamHTTPProvider
                 }
                 #expect(tokens.count == 200)
                 #expect(tokens.allSatisfy { $0 == .string(second) })
+                #expect(fixture.upstream.calls(to: "/token") == 2)
+            }
+        }
+    }
+
+    /// The trial-run finding: a token signed by the right key but issued in another service account's name.
+    @Test func aTokenSignedByTheRightKeyWithAForeignIssuerIsRefusedAndNeverCached() async throws {
+        try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let forged = try fixture.token(serviceAccount: "attacker@evil-project.iam.gserviceaccount.com")
+            let honest = try fixture.token()
+            fixture.upstream.script("/token", [fixture.tokenResponse(forged), fixture.tokenResponse(honest)])
+            let logs = LogRecorder()
+            try await Self.withGateway(fixture, clock: clock, logger: logs.logger) { gateway in
+                let refused = try await gateway.get(Self.path, bearer: Self.apiKey)
+                #expect(refused.status == 502)
+                #expect(refused.text.contains("backend_invalid_token"))
+                #expect(!refused.text.contains(forged))
+                let logged = logs.all.map(\.text)
+                #expect(logged.contains { $0.contains("wrong_issuer") }, "\(logged)")
+                #expect(!logged.contains { $0.contains(forged) })
+                // Not cached: the next request goes to the upstream again and gets the honest token.
+                let served = try await gateway.get(Self.path, bearer: Self.apiKey)
+                #expect(served.json["token"] == .string(honest))
                 #expect(fixture.upstream.calls(to: "/token") == 2)
             }
         }

@@ -39,11 +39,12 @@ public struct IssuedToken: Sendable, Equatable {
 public struct VerificationKeys: Sendable {
     /// Public keys by `kid`.
     public var keySet: JWKSet
-    /// The service-account email bound to each `kid`, where known: a token's `iss` must match it.
+    /// The service-account email bound to each `kid`: a token's `iss` must be it. A key with no entry here verifies
+    /// no token (``FleetEngineVerifier`` fails closed).
     public var issuers: [String: String]
 
-    /// Creates a set of verification keys.
-    public init(keySet: JWKSet, issuers: [String: String] = [:]) {
+    /// Creates a set of verification keys; `issuers` binds each `kid` to the one service account it signs for.
+    public init(keySet: JWKSet, issuers: [String: String]) {
         self.keySet = keySet
         self.issuers = issuers
     }

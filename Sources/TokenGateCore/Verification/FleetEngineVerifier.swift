@@ -43,7 +43,11 @@ public struct FleetEngineVerifier: Sendable {
         } catch {
             throw TokenRejection(error)
         }
-        if let keyID = verified.keyID, let issuer = keys.issuers[keyID], verified.claims["iss"] != .string(issuer) {
+        // Fail closed: a key bound to no service account proves nothing about who issued the token.
+        guard let keyID = verified.keyID, let issuer = keys.issuers[keyID] else {
+            throw TokenRejection(.wrongIssuer, "the signing key is bound to no service account")
+        }
+        guard verified.claims["iss"] == .string(issuer) else {
             throw TokenRejection(.wrongIssuer, "iss is not the service account of key '\(keyID)'")
         }
         try FleetEngineToken.checkScope(of: verified.claims, for: context)

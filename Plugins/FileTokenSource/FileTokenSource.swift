@@ -6,20 +6,24 @@ public import TokenGateCore
 
 /// A backend that hands out pre-issued tokens from a YAML or JSON file, for offline and batch setups.
 ///
-/// Every token was verified when its file was loaded and is verified again at hand-out, so an expired token is never
-/// served. The file is reloaded when its content changes (see ``run()``); a version that cannot be read or parsed
-/// leaves the previous tokens in force and is reported. The file format is described on ``FileTokenSourceFactory``.
+/// Every token was verified when its file was loaded, with the provider's own verification policy, and the gateway
+/// verifies it again before it hands it out, so an expired token is never served. The file is reloaded when its
+/// content changes (see ``run()``); a version that cannot be read or parsed leaves the previous tokens in force and
+/// is reported. The file format is described on ``FileTokenSourceFactory``.
 ///
-/// - `issue(_:)` throws `unknown_token_type` when the file holds no token of the requested type, and `backend_error`
-///   when it holds none for the requested context, or only an expired one.
+/// - `issue(_:)` throws `unknown_token_type` when the file holds no token of the requested type, and
+///   `no_token_for_context` (404, not worth retrying) when it holds none for the requested context, or only an
+///   expired one.
 /// - ``tokenTypes`` is the set of types with at least one token in force, read afresh on every call.
 public final class FileTokenSource: TokenBackend, Service {
     /// The token file, resolved against the configuration's directory.
     public let path: String
     /// How often ``run()`` looks at the file.
     public let pollInterval: Duration
-    /// Verifies each token at load and at hand-out; `minRemaining` 1 so a token is served only before its `exp`.
+    /// Verifies each token at load; `minRemaining` 1 so a token is loaded only before its `exp`.
     let verifier: FleetEngineVerifier
+    /// Where `verifier`'s keys came from, for the gateway's own check.
+    public let verificationKeys: [BoundKeySource]
     let clock: TokenGateClock
     let logger: Logger
 
@@ -46,6 +50,7 @@ public final class FileTokenSource: TokenBackend, Service {
         path: String,
         pollInterval: Duration,
         verifier: FleetEngineVerifier,
+        verificationKeys: [BoundKeySource],
         clock: TokenGateClock,
         logger: Logger,
         initial: (table: TokenTable, digest: [UInt8])
@@ -53,6 +58,7 @@ public final class FileTokenSource: TokenBackend, Service {
         self.path = path
         self.pollInterval = pollInterval
         self.verifier = verifier
+        self.verificationKeys = verificationKeys
         self.clock = clock
         var logger = logger
         logger[metadataKey: "file"] = "\(path)"
@@ -77,21 +83,16 @@ public final class FileTokenSource: TokenBackend, Service {
         }
         guard let entry else {
             guard hasType else { throw TokenGateError(.unknownTokenType, "the token file holds no \(context.tokenType) tokens") }
-            throw TokenGateError(.backendError, "no pre-issued token for \(context.tokenType) \(context)")
+            throw TokenGateError(.noTokenForContext, "no pre-issued token for \(context.tokenType) \(context)")
         }
-        let now = clock.wallSeconds()
-        guard entry.expiresAt > now else {
-            throw TokenGateError(.backendError, "the pre-issued token for \(context.tokenType) \(context) has expired")
-        }
-        do {
-            _ = try verifier.verify(entry.compact, for: context, now: now)
-        } catch {
-            throw TokenGateError(.backendInvalidToken, "the pre-issued token for \(context) no longer verifies: \(error)")
+        guard entry.expiresAt > clock.wallSeconds() else {
+            throw TokenGateError(.noTokenForContext, "the pre-issued token for \(context.tokenType) \(context) has expired")
         }
         return IssuedToken(compact: entry.compact, keyID: entry.keyID, expiresAt: entry.expiresAt)
     }
 
-    public func verificationKeys() async throws -> VerificationKeys { verifier.keys }
+    /// The watcher of the token file (``run()``).
+    public var backgroundWork: (any Service)? { self }
 
     /// Reads the file and, if its content differs from the loaded one, parses and verifies it and swaps it in.
     ///

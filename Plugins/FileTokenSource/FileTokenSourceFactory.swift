@@ -10,7 +10,7 @@ public import TokenGateCore
 ///   pollInterval: 5s              # duration, 10ms to 1h (default 5s): how often the running gateway looks at it
 ///   verify:                       # list, required: the keys the tokens must verify with (files only, no URLs)
 ///     - jwksFile: keys/acme-jwks.json
-///       serviceAccount: consumer@acme.iam.gserviceaccount.com   # optional: the iss those keys' tokens must carry
+///       serviceAccount: consumer@acme.iam.gserviceaccount.com   # required: the iss those keys' tokens must carry
 /// ```
 ///
 /// The token file maps token type to context ID to compact JWS. `delivery-consumer` has two kinds of ID, so it
@@ -33,7 +33,7 @@ public import TokenGateCore
 ///
 /// JSON works too (`{"consumer": {"trip-42": "eyJ…"}}`): it is read by the same strict parser.
 ///
-/// - Every token is verified as the gateway verifies it: signature with a `verify:` key, RS256, `aud`, lifetime,
+/// - Every token is verified as the gateway verifies it (and with the provider's leeway): signature with a `verify:` key, RS256, `aud`, lifetime,
 ///   and an `authorization` claim that is exactly the one for the type and ID it is filed under. A token that fails,
 ///   has expired, or is filed under an ID TokenGate refuses is skipped and logged at warning with its location and
 ///   reason code (never the token); the other tokens load.
@@ -61,9 +61,12 @@ public struct FileTokenSourceFactory: TokenBackendFactory {
                 throw node.error("must be between 10ms and 1h")
             }
         }
-        let keys = try KeySourceConfig.parse(try section.required("verify"), allowsURLs: false).fileKeys
-        // minRemaining 1: a token is served only while `exp` is still ahead, whatever the verifier's leeway.
-        let verifier = FleetEngineVerifier(keys: keys, audience: context.audience, minRemaining: 1)
+        let verifyNode = try section.required("verify")
+        let sources = try BoundKeySource.parseList(verifyNode, allowsURLs: false)
+        let keys: VerificationKeys
+        do { keys = try VerificationKeys(fixed: sources) } catch { throw verifyNode.error("the keys do not form a valid key set: \(error)") }
+        // The provider's own policy; minRemaining 1: a token is loaded only while `exp` is still ahead.
+        let verifier = FleetEngineVerifier(keys: keys, audience: context.audience, leeway: context.leeway, minRemaining: 1)
         let initial: (table: TokenTable, digest: [UInt8])
         do {
             let bytes = try TokenFileReader.read(path, limit: TokenTable.maxFileBytes)
@@ -77,6 +80,7 @@ public struct FileTokenSourceFactory: TokenBackendFactory {
             path: path,
             pollInterval: pollInterval,
             verifier: verifier,
+            verificationKeys: sources,
             clock: context.clock,
             logger: context.logger,
             initial: initial

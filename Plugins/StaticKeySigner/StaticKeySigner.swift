@@ -16,8 +16,10 @@ public struct StaticKeySigner: TokenBackend {
 
     /// The active identity per token type.
     public let identities: [TokenType: SigningIdentity]
-    /// Every configured key's public half, active or not.
-    public let keys: VerificationKeys
+    /// Every configured key's public half, active or not, each bound to its service account.
+    public let verificationKeys: [BoundKeySource]
+    /// The types with a signing key; stored, because it is read on every request.
+    public let tokenTypes: Set<TokenType>
     /// The `aud` claim.
     public let audience: String
     /// `exp - iat`, seconds; at most one hour.
@@ -25,13 +27,21 @@ public struct StaticKeySigner: TokenBackend {
     /// Wall-clock time for `iat`.
     public let clock: TokenGateClock
 
-    public var tokenTypes: Set<TokenType> { Set(identities.keys) }
+    init(
+        identities: [TokenType: SigningIdentity], verificationKeys: [BoundKeySource], audience: String, lifetime: Int64,
+        clock: TokenGateClock
+    ) {
+        self.identities = identities
+        self.verificationKeys = verificationKeys
+        self.tokenTypes = Set(identities.keys)
+        self.audience = audience
+        self.lifetime = lifetime
+        self.clock = clock
+    }
 
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
         try mint(for: request.context)
     }
-
-    public func verificationKeys() async throws -> VerificationKeys { keys }
 
     /// Signs a token for `context` now. Synchronous: used by `tokengate mint` as well.
     public func mint(for context: TokenContext) throws -> IssuedToken {

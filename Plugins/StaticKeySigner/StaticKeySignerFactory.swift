@@ -51,7 +51,7 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
         guard !identities.isEmpty else { throw keysNode.error("configure a key for at least one token type") }
         return StaticKeySigner(
             identities: identities,
-            keys: try published.verificationKeys(at: keysNode),
+            verificationKeys: try published.verificationKeys(at: keysNode),
             audience: context.audience,
             lifetime: lifetime,
             clock: context.clock
@@ -113,10 +113,12 @@ private struct KeyCollector {
         order.append(keyID)
     }
 
-    func verificationKeys(at node: ConfigNode) throws -> VerificationKeys {
+    func verificationKeys(at node: ConfigNode) throws -> [BoundKeySource] {
         do {
-            let set = try JWKSet(keys: order.map { keys[$0]!.key })
-            return VerificationKeys(keySet: set, issuers: keys.mapValues(\.issuer))
+            return try order.map { keyID in
+                let entry = keys[keyID]!
+                return BoundKeySource(.fixed(try JWKSet(keys: [entry.key])), serviceAccount: entry.issuer)
+            }
         } catch {
             throw node.error("the keys do not form a valid key set: \(error)")
         }

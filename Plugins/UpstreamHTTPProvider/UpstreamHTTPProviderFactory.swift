@@ -1,5 +1,4 @@
 public import AsyncHTTPClient
-import Logging
 import NIOCore
 public import TokenGateCore
 
@@ -34,17 +33,15 @@ public struct UpstreamHTTPProviderFactory: TokenBackendFactory {
 
     let httpClient: HTTPClient
     let timing: UpstreamTiming
-    let minKeyRefetchInterval: Duration
 
     /// Creates the factory over the gateway's shared HTTP client.
     public init(httpClient: HTTPClient) {
-        self.init(httpClient: httpClient, timing: .live, minKeyRefetchInterval: .seconds(30))
+        self.init(httpClient: httpClient, timing: .live)
     }
 
-    init(httpClient: HTTPClient, timing: UpstreamTiming, minKeyRefetchInterval: Duration) {
+    init(httpClient: HTTPClient, timing: UpstreamTiming) {
         self.httpClient = httpClient
         self.timing = timing
-        self.minKeyRefetchInterval = minKeyRefetchInterval
     }
 
     /// The client configuration this backend expects: no redirects, no connection retries inside the client,
@@ -58,20 +55,11 @@ public struct UpstreamHTTPProviderFactory: TokenBackendFactory {
 
     public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
         let settings = try UpstreamSettings.parse(context.section)
-        var logger = context.logger
-        logger[metadataKey: "provider"] = "\(context.provider)"
-        let fetcher = JWKSFetcher(client: httpClient, timeout: min(settings.totalTimeout, .seconds(3)))
-        let remote = settings.keySources.remote.map {
-            RemoteKeySet(source: $0, fetcher: fetcher, clock: context.clock, minRefetchInterval: minKeyRefetchInterval, logger: logger)
-        }
         return UpstreamHTTPProvider(
             provider: context.provider,
             settings: settings,
             caller: UpstreamCaller(client: httpClient, settings: settings, timing: timing),
-            keyStore: UpstreamKeyStore(fileKeys: settings.keySources.fileKeys, remote: remote),
-            audience: context.audience,
-            clock: context.clock,
-            logger: logger
+            clock: context.clock
         )
     }
 }

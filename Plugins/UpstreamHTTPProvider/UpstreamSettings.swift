@@ -17,7 +17,8 @@ struct UpstreamSettings: Sendable {
     var totalTimeout: Duration = .seconds(5)
     var retries = RetryPolicy()
     var maxBodyBytes = 65_536
-    var keySources: KeySourceConfig
+    /// The keys the gateway verifies this upstream's tokens with.
+    var verify: [BoundKeySource]
 
     /// Headers the HTTP client owns; configuring them would only confuse the framing.
     static let reservedHeaders: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "content-type"]
@@ -34,7 +35,7 @@ struct UpstreamSettings: Sendable {
         var settings = UpstreamSettings(
             url: url,
             tokenTypes: try parseTokenTypes(try mapping.required("tokenTypes")),
-            keySources: try KeySourceConfig.parse(try mapping.required("verify"), allowsURLs: true)
+            verify: try BoundKeySource.parseList(try mapping.required("verify"), allowsURLs: true)
         )
         if let node = mapping.optional("method") {
             let text = try node.string()

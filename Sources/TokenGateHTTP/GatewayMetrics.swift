@@ -13,16 +13,11 @@ struct GatewayMetrics: Sendable {
         }
         self.outcomes = outcomes
         var errors: [String: Counter] = [:]
-        for code in Self.errorCodes {
+        for code in TokenGateError.Code.allCases {
             errors[code.rawValue] = Counter(label: "tokengate_token_errors_total", dimensions: [("code", code.rawValue)])
         }
         self.errors = errors
     }
-
-    private static let errorCodes: [TokenGateError.Code] = [
-        .invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited,
-        .backendInvalidToken, .backendError, .backendUnavailable, .backendTimeout, .internalError,
-    ]
 
     func record(_ outcome: TokenCacheOutcome) { outcomes[outcome]?.increment() }
 

@@ -9,7 +9,7 @@ extension TokenGateError: HTTPResponseError {
         case .invalidRequest: .badRequest
         case .unauthenticated: .unauthorized
         case .forbidden: .forbidden
-        case .unknownProvider, .unknownTokenType: .notFound
+        case .unknownProvider, .unknownTokenType, .noTokenForContext: .notFound
         case .rateLimited: .tooManyRequests
         case .backendInvalidToken, .backendError: .badGateway
         case .backendUnavailable: .serviceUnavailable
@@ -25,17 +25,11 @@ extension TokenGateError: HTTPResponseError {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    /// `{"error":{"code":"…","message":"…"}}`. Server faults get a generic message: reasons are for the log.
+    /// `{"error":{"code":"…","message":"…"}}` with the code's fixed message: the reason is for the log only.
     var body: [UInt8] {
-        let message: String
-        switch code {
-        case .backendInvalidToken: message = "the backend produced a token that failed verification"
-        case .backendError, .internalError: message = "the token backend failed"
-        default: message = reason
-        }
         var error = JSONObject()
         error["code"] = .string(code.rawValue)
-        error["message"] = .string(message)
+        error["message"] = .string(code.publicMessage)
         return JSON.serialize(.object(JSONObject(["error": .object(error)])))
     }
 }

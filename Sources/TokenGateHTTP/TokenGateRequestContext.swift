@@ -1,10 +1,33 @@
 public import Hummingbird
+public import NIOCore
+import TokenGateCore
 
 /// Per-request state for TokenGate routes.
 public struct TokenGateRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The peer's address, for the failed-authentication limit per address and for logs.
+    public let remoteAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The peer as a number, for a rate-limit bucket that costs no string. Read from the socket address's bytes:
+    /// `sockaddr_in` keeps the IPv4 address at offset 4, `sockaddr_in6` the IPv6 one at offset 8 (POSIX layout).
+    var peer: PeerAddress? {
+        switch remoteAddress {
+        case .v4?:
+            return remoteAddress?.withSockAddr { pointer, _ in
+                let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer) + 4, count: 4)
+                return PeerAddress(ipv4: bytes.reduce(0) { $0 << 8 | UInt32($1) })
+            }
+        case .v6?:
+            return remoteAddress?.withSockAddr { pointer, _ in
+                PeerAddress(ipv6: UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer) + 8, count: 16))
+            }
+        default:
+            return nil
+        }
     }
 }

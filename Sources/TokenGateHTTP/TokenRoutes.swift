@@ -23,15 +23,25 @@ public struct TokenRoutes: Sendable {
             try await self.token(request, context)
         }
         router.get("/v1/providers/:providerId/jwks.json") { _, context in
-            let bytes = try await self.service.publicKeys(providerID: context.parameters.get("providerId") ?? "")
+            let bytes = try self.service.publicKeys(providerID: context.parameters.get("providerId") ?? "")
             return Self.json(bytes, status: .ok, cacheControl: "public, max-age=300")
         }
         router.get("/healthz") { _, _ in
             Self.json(Array(#"{"status":"ok"}"#.utf8), status: .ok, cacheControl: "no-store")
         }
         router.get("/readyz") { _, _ in
-            // Built only from a configuration whose every provider loaded: serving means ready.
-            let body = JSON.serialize(.object(JSONObject(["status": .string("ready"), "providers": .integer(Int64(self.service.providers.count))])))
+            // Built only from a configuration whose every provider assembled: serving means ready.
+            let generation = self.service.generation
+            let body = JSON.serialize(
+                .object(
+                    JSONObject([
+                        "status": .string("ready"),
+                        "providers": .integer(Int64(generation.providers.count)),
+                        "generation": .integer(Int64(generation.number)),
+                        "configSha256": .string(generation.configurationDigest),
+                    ])
+                )
+            )
             return Self.json(body, status: .ok, cacheControl: "no-store")
         }
     }
@@ -62,7 +72,8 @@ public struct TokenRoutes: Sendable {
             providerID: context.parameters.get("providerId") ?? "",
             tokenType: context.parameters.get("tokenType") ?? "",
             parameters: parameters,
-            authorization: authorization
+            authorization: authorization,
+            peer: context.peer
         )
     }
 

@@ -60,5 +60,5 @@ struct ProbedBackend: TokenBackend {
         return try await inner.issue(request)
     }
 
-    func verificationKeys() async throws -> VerificationKeys { try await inner.verificationKeys() }
+    var verificationKeys: [BoundKeySource] { inner.verificationKeys }
 }

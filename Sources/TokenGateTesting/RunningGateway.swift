@@ -13,11 +13,14 @@ public struct RunningGateway: Sendable {
     public let baseURL: String
     /// The service behind it, for assertions on its state.
     public let service: TokenService
+    /// The reloader that runs its generations, as under `serve`.
+    public let reloader: GatewayReloader
 
-    /// Loads `configuration` (a path to config.yaml), starts the gateway on port 0, runs `body`, and shuts it down.
+    /// Assembles `configuration` (a path to config.yaml), starts the gateway on port 0, runs `body`, and shuts it
+    /// down.
     ///
-    /// Background services run as under `serve`: backends that are services, and a session-key refresher per
-    /// `jwksUrl:` client, fetching through `jwksFetcher` (by default plain AsyncHTTPClient, for loopback servers).
+    /// Background work runs as under `serve`, through a ``GatewayReloader``: each key set's refresher (fetching
+    /// through `jwksFetcher`, by default AsyncHTTPClient for loopback servers) and each backend's own work.
     public static func with<Result: Sendable>(
         configuration path: String,
         registry: BackendRegistry,
@@ -25,12 +28,15 @@ public struct RunningGateway: Sendable {
         environment: [String: String] = [:],
         logger: Logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }),
         jwksFetcher: (any JWKSFetcher)? = nil,
+        watchInterval: Duration? = nil,
         _ body: (RunningGateway) async throws -> Result
     ) async throws -> Result {
-        let loader = ConfigurationLoader(registry: registry, environment: environment, clock: clock, logger: logger)
-        let loaded = try await loader.load(path: path)
-        let service = TokenService(configuration: loaded, clock: clock, logger: logger)
-        var server = loaded.configuration.server
+        let assembler = GatewayAssembler(
+            registry: registry, environment: environment, clock: clock, logger: logger,
+            jwksFetcher: jwksFetcher ?? HTTPJWKSFetcher(client: HTTPClient.shared))
+        let generation = try await assembler.build(path: path)
+        let service = TokenService(generation: generation, clock: clock, logger: logger)
+        var server = generation.configuration.server
         server.host = "127.0.0.1"
         server.port = 0
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -38,14 +44,15 @@ public struct RunningGateway: Sendable {
             portContinuation.yield(port)
             portContinuation.finish()
         }
-        let background = loaded.backgroundServices(jwksFetcher: jwksFetcher ?? LoopbackJWKSFetcher(), logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [application] + background, logger: logger))
+        let reloader = GatewayReloader(
+            service: service, assembler: assembler, configurationPath: path, watchInterval: watchInterval, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [application, reloader], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             defer { tasks.cancelAll() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw CancellationError() }
-            let gateway = RunningGateway(baseURL: "http://127.0.0.1:\(port)", service: service)
+            let gateway = RunningGateway(baseURL: "http://127.0.0.1:\(port)", service: service, reloader: reloader)
             do {
                 let result = try await body(gateway)
                 await group.triggerGracefulShutdown()
@@ -65,20 +72,6 @@ public struct RunningGateway: Sendable {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
         return GatewayResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))
-    }
-}
-
-/// The default fetcher of `jwksUrl:` keys in tests: `HTTPClient.shared`, a 5 s deadline, a 512 KiB cap.
-private struct LoopbackJWKSFetcher: JWKSFetcher {
-    func fetchJWKS(from url: String) async throws -> [UInt8] {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
-        guard response.status == .ok else { throw UnexpectedStatus(code: response.status.code) }
-        return Array(buffer: try await response.body.collect(upTo: 512 * 1024))
-    }
-
-    struct UnexpectedStatus: Error, CustomStringConvertible {
-        let code: UInt
-        var description: String { "HTTP \(code)" }
     }
 }
 

@@ -13,7 +13,7 @@ struct TokenGateCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, VerifyTokenCommand.self, MintCommand.self, KeygenCommand.self,
-            HashAPIKeyCommand.self,
+            HashAPIKeyCommand.self, ReloadCommand.self,
         ]
     )
 

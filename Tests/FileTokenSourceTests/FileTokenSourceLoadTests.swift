@@ -34,7 +34,7 @@ import TokenGateCore
         let source = try await fixture.makeSource()
         #expect(source.tokenTypes == Set(TokenType.allCases))
         #expect(source.tokenCount == contexts.count)
-        let verifier = FleetEngineVerifier(keys: try await source.verificationKeys(), audience: FleetEngineToken.defaultAudience)
+        let verifier = FleetEngineVerifier(keys: try VerificationKeys(fixed: source.verificationKeys), audience: FleetEngineToken.defaultAudience)
         for context in contexts {
             let issued = try await source.issue(.with(context))
             #expect(issued.compact == tokens[context])
@@ -148,7 +148,7 @@ import TokenGateCore
         #expect(try await source.issue(.with(Self.trip)).expiresAt == Fixture.start + 600)
         for now in [Fixture.start + 600, Fixture.start + 630, Fixture.start + 5000] {
             fixture.clock.advance(to: now)
-            await #expect(throws: TokenGateError(.backendError, "")) { try await source.issue(.with(Self.trip)) }
+            await #expect(throws: TokenGateError(.noTokenForContext, "")) { try await source.issue(.with(Self.trip)) }
         }
     }
 
@@ -157,7 +157,7 @@ import TokenGateCore
         try fixture.write("consumer:\n  trip-42: \(try Fixture.token(Self.trip))\n")
         let source = try await fixture.makeSource()
         let error = await #expect(throws: TokenGateError.self) { try await source.issue(.with(.trip(.id("trip-43")))) }
-        #expect(error?.code == .backendError)
+        #expect(error?.code == .noTokenForContext)
         #expect(error?.reason == "no pre-issued token for consumer tripId=trip-43")
         await #expect(throws: TokenGateError(.unknownTokenType, "")) { try await source.issue(.with(.vehicle(.id("v-1")))) }
     }

@@ -22,7 +22,7 @@ import TokenGateCore
         try fixture.write("consumer:\n  trip-43: \(newToken)\n")
         #expect(source.reloadIfChanged() == .reloaded(loaded: 1, skipped: []))
         #expect(try await source.issue(.with(Self.trip43)).compact == newToken)
-        await #expect(throws: TokenGateError(.backendError, "")) { try await source.issue(.with(Self.trip42)) }
+        await #expect(throws: TokenGateError(.noTokenForContext, "")) { try await source.issue(.with(Self.trip42)) }
         #expect(fixture.logs.entries.contains { $0.level == .info && $0.message == "reloaded pre-issued tokens" })
     }
 

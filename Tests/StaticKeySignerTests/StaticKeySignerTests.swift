@@ -10,19 +10,20 @@ import TokenGateCore
     static let clock = TokenGateClock(wallSeconds: { now }, monotonicNanoseconds: { 0 })
 
     /// Loads `yaml` (written as config.yaml in a fresh directory) with the static-key plugin.
-    static func load(_ yaml: String, files: [String: [UInt8]] = [:]) async throws -> (LoadedConfiguration, String) {
+    static func load(_ yaml: String, files: [String: [UInt8]] = [:]) async throws -> (GatewayGeneration, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tg-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for (name, bytes) in files { _ = FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data(bytes)) }
         let path = "\(directory)/config.yaml"
         _ = FileManager.default.createFile(atPath: path, contents: Data(yaml.utf8))
-        let loader = ConfigurationLoader(
+        let assembler = GatewayAssembler(
             registry: BackendRegistry([StaticKeySignerFactory()]),
             environment: [:],
             clock: clock,
-            logger: Logger(label: "test")
+            logger: Logger(label: "test"),
+            jwksFetcher: NoNetwork()
         )
-        return (try await loader.load(path: path), directory)
+        return (try await assembler.build(path: path), directory)
     }
 
     static func config(keys: String, lifetime: String = "1h") -> String {
@@ -63,7 +64,7 @@ import TokenGateCore
         let issued = try await provider.backend.issue(TokenRequest(provider: provider.id, context: trip))
         #expect(issued.expiresAt == Self.now + 1800)
         let verifier = FleetEngineVerifier(
-            keys: try await provider.backend.verificationKeys(),
+            keys: try provider.verificationKeys(),
             audience: FleetEngineToken.defaultAudience,
             minRemaining: 300
         )
@@ -100,10 +101,10 @@ import TokenGateCore
                       - serviceAccountFile: new.json
             """
         let (loaded, _) = try await Self.load(Self.config(keys: keys), files: ["new.json": try new.json(), "old.json": try old.json()])
-        let backend = try #require(loaded.providers.values.first?.backend)
-        let issued = try await backend.issue(TokenRequest(provider: ProviderID("acme-rides")!, context: .trip(ContextID("t")!)))
+        let provider = try #require(loaded.providers.values.first)
+        let issued = try await provider.backend.issue(TokenRequest(provider: ProviderID("acme-rides")!, context: .trip(ContextID("t")!)))
         #expect(issued.keyID == new.privateKeyID)
-        let published = try await backend.verificationKeys()
+        let published = try provider.verificationKeys()
         #expect(published.keySet.keys.count == 2)
         #expect(published.keySet.key(withID: old.privateKeyID) != nil)
         #expect(published.issuers[old.privateKeyID] == "old@acme-rides.iam.gserviceaccount.com")
@@ -126,8 +127,9 @@ import TokenGateCore
 
     @Test func issuesSafelyFromManyTasksAtOnce() async throws {
         let (loaded, _) = try await Self.load(Self.config(keys: Self.generatedConsumerKey))
-        let backend = try #require(loaded.providers.values.first?.backend)
-        let keys = try await backend.verificationKeys()
+        let provider = try #require(loaded.providers.values.first)
+        let backend = provider.backend
+        let keys = try provider.verificationKeys()
         let verifier = FleetEngineVerifier(keys: keys, audience: FleetEngineToken.defaultAudience)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<16 {
@@ -175,4 +177,9 @@ import TokenGateCore
         let type = await Self.loadError(Self.config(keys: "        taxi:\n          - serviceAccountFile: sa.json"))
         #expect(type.contains("providers.acme-rides.backend.keys.taxi: unknown token type"), "\(type)")
     }
+}
+
+/// The signer never goes to the network: a fetch would be a bug.
+struct NoNetwork: JWKSFetcher {
+    func fetchJWKS(from url: String) async throws -> [UInt8] { throw CancellationError() }
 }

@@ -88,7 +88,7 @@ extension TestIdentityProvider {
             name: name,
             credential: .jwt(
                 SessionTokenSettings(
-                    keySource: .remote(keySet), issuer: issuer, audiences: [Self.audience], leeway: 30)),
+                    keySource: .url(keySet.url), issuer: issuer, audiences: [Self.audience], leeway: 30)),
             allow: [.consumer: .claim("trips")])
     }
 }

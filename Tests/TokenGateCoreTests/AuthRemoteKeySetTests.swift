@@ -10,12 +10,16 @@ import Testing
     let clock = ManualTestClock()
     let logs = RecordedLogs()
     let idp: TestIdentityProvider
-    let keySet = RemoteKeySet(url: Self.url)
+    let fetcher: ScriptedJWKSFetcher
+    let keySet: RemoteKeySet
     let callers: CallerAuthenticator
 
     init() throws {
         idp = try TestIdentityProvider()
-        callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [idp.remoteClient(keySet)], clock: clock.clock)
+        fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
+        keySet = RemoteKeySet(url: JWKSURL(checked: Self.url), fetcher: fetcher, clock: clock.clock, logger: logs.logger)
+        callers = CallerAuthenticator(
+            provider: AuthFixtures.acme, clients: [idp.remoteClient(keySet)], clock: clock.clock, keySets: [keySet])
     }
 
     private func authenticate(_ token: String) throws -> AuthenticatedCaller {
@@ -36,8 +40,7 @@ import Testing
         #expect(error?.reason.contains("identity provider keys not loaded yet") == true, "\(error?.reason ?? "")")
         #expect(callers.sessionVerificationCount == 0)
 
-        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
-        #expect(await keySet.refresh(using: fetcher, logger: logs.logger))
+        #expect(await keySet.refresh())
         #expect(fetcher.urls == [Self.url])
         let caller = try authenticate(try token())
         #expect(caller.name == "rider-app")
@@ -52,10 +55,9 @@ import Testing
         .body(Array(#"{"keys":[{"kty":"RSA","kid":"x"}]}"#.utf8)),
     ])
     func aFailedOrUnusableFetchKeepsTheLastGoodKeySet(answer: ScriptedJWKSFetcher.Answer) async throws {
-        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
-        #expect(await keySet.refresh(using: fetcher, logger: logs.logger))
+        #expect(await keySet.refresh())
         fetcher.answer(answer)
-        #expect(await keySet.refresh(using: fetcher, logger: logs.logger) == false)
+        #expect(await keySet.refresh() == false)
         #expect(keySet.current()?.key(withID: "idp-1") != nil)
         #expect(keySet.lastFailure != nil)
         _ = try authenticate(try token())
@@ -63,27 +65,27 @@ import Testing
         #expect(keySet.counts.failures == 1)
         // The next good fetch clears the failure.
         try fetcher.serve(idp.jwks)
-        #expect(await keySet.refresh(using: fetcher, logger: logs.logger))
+        #expect(await keySet.refresh())
         #expect(keySet.lastFailure == nil)
     }
 
     @Test func failuresAreLoggedWithAReasonAndNeverKeyMaterial() async throws {
-        let fetcher = ScriptedJWKSFetcher(.failure("connection refused"))
-        await keySet.refresh(using: fetcher, logger: logs.logger)
+        fetcher.answer(.failure("connection refused"))
+        await keySet.refresh()
         try fetcher.serve(idp.jwks)
-        await keySet.refresh(using: fetcher, logger: logs.logger)
+        await keySet.refresh()
         // A JWKS whose second key is broken: the whole set is refused, and the log must not echo the good key.
         let good = try String(decoding: idp.jwks.publicJSON(), as: UTF8.self)
         let coordinate = try #require(good.split(separator: "\"x\":\"").last?.prefix(20))
         let broken = good.replacingOccurrences(of: "]}", with: #",{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}"#)
         fetcher.answer(.body(Array(broken.utf8)))
-        await keySet.refresh(using: fetcher, logger: logs.logger)
+        await keySet.refresh()
 
         let lines = logs.all
         #expect(lines.count == 3)
-        #expect(lines[0].hasPrefix("warning identity provider keys not refreshed: fetching the JWKS failed: connection refused; no keys yet"))
+        #expect(lines[0].hasPrefix("warning JWKS not refreshed: fetching the JWKS failed: connection refused; no keys yet"))
         #expect(lines[0].contains("jwks_url=\(Self.url)"))
-        #expect(lines[1].hasPrefix("info identity provider keys loaded"))
+        #expect(lines[1].hasPrefix("info JWKS loaded"))
         #expect(lines[1].contains("kids=idp-1"))
         #expect(lines[2].contains("the response is not a usable JWKS"))
         #expect(lines[2].contains("keeping the last good key set"))
@@ -94,8 +96,7 @@ import Testing
     }
 
     @Test func unknownKidIsRefusedAndAsksForOneEarlyRefreshPerThirtySeconds() async throws {
-        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
-        await keySet.refresh(using: fetcher, logger: logs.logger)
+        await keySet.refresh()
         let rotated = try TestIdentityProvider(keyID: "idp-2")
 
         let error = rejection(try token(signedBy: rotated))
@@ -120,8 +121,7 @@ import Testing
     }
 
     @Test func refresherFetchesAtStartAndEarlyForAnUnknownKidThenTheRotatedKeyWorks() async throws {
-        let fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
-        let refresher = SessionKeyRefresher(keySet: keySet, fetcher: fetcher, logger: logs.logger)
+        let refresher = KeySetRefresher(keySet: keySet)
         var fetches = fetcher.fetches.makeAsyncIterator()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await refresher.run() }
@@ -151,14 +151,52 @@ import Testing
     }
 
     @Test func theRefresherEndsWhenCancelledWhileWaiting() async throws {
-        let fetcher = ScriptedJWKSFetcher(.failure("unreachable"))
-        let refresher = SessionKeyRefresher(keySet: keySet, fetcher: fetcher, logger: logs.logger)
+        fetcher.answer(.failure("unreachable"))
+        let refresher = KeySetRefresher(keySet: keySet)
         var fetches = fetcher.fetches.makeAsyncIterator()
         let task = Task { try await refresher.run() }
         #expect(await fetches.next() == 1)
         try await yieldUntil { keySet.counts.failures == 1 }
         task.cancel()
         try await task.value
+        #expect(keySet.current() == nil)
+    }
+
+    /// A backend token with an unknown kid waits for the refresher's early fetch, then verifies with the new set.
+    @Test func aBackendTokenWithAnUnknownKidWaitsForTheEarlyFetch() async throws {
+        await keySet.refresh()
+        let rotated = try TestIdentityProvider(keyID: "idp-2")
+        try fetcher.serve(JWKSet(keys: [idp.key.publicKey(), rotated.key.publicKey()]))
+        var fetches = fetcher.fetches.makeAsyncIterator()
+        #expect(await fetches.next() == 1)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await KeySetRefresher(keySet: keySet).run() }
+            defer { group.cancelAll() }
+            // The refresher's first fetch is an hour away: only the early request fetches now.
+            try await yieldUntil { keySet.counts.successes == 1 }
+            let changed = await keySet.refreshForUnknownKey(now: clock.monotonicNanoseconds, timeout: .seconds(30))
+            #expect(changed)
+            #expect(keySet.current()?.key(withID: "idp-2") != nil)
+            // Rate-limited: a second unknown kid within 30 s waits for nothing and fetches nothing.
+            #expect(await keySet.refreshForUnknownKey(now: clock.monotonicNanoseconds, timeout: .seconds(30)) == false)
+            #expect(fetcher.count == 2)
+        }
+    }
+
+    /// The command line runs no refresher: an unknown kid there fetches at once, itself.
+    @Test func withoutARefresherAnUnknownKidFetchesItself() async throws {
+        await keySet.refresh()
+        let rotated = try TestIdentityProvider(keyID: "idp-2")
+        try fetcher.serve(JWKSet(keys: [rotated.key.publicKey()]))
+        #expect(await keySet.refreshForUnknownKey(now: clock.monotonicNanoseconds))
+        #expect(fetcher.count == 2)
+    }
+
+    /// A JWKS served over the network must hold public keys only: a shared secret there would let anyone sign.
+    @Test func aSetWithASymmetricKeyIsRefused() async throws {
+        fetcher.answer(.body(Array(#"{"keys":[{"kty":"oct","alg":"HS256","kid":"s","k":"c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA"}]}"#.utf8)))
+        #expect(await keySet.refresh() == false)
+        #expect(keySet.lastFailure?.contains("symmetric") == true, "\(keySet.lastFailure ?? "")")
         #expect(keySet.current() == nil)
     }
 }

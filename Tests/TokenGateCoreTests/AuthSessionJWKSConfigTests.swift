@@ -36,21 +36,22 @@ import Testing
         return settings
     }
 
-    @Test func jwksUrlMakesAnEmptyRemoteKeySetWithAnHourlyRefreshByDefault() throws {
-        let settings = try settings("        jwksUrl: https://${IDP_HOST}/.well-known/jwks.json\n")
-        let keySet = try #require(settings.remoteKeySet)
-        #expect(keySet.url == "https://login.acme.test/.well-known/jwks.json")
-        #expect(keySet.refreshInterval == .seconds(3600))
-        // Parsing fetched nothing.
-        #expect(keySet.current() == nil)
-        #expect(settings.currentKeys == nil)
-        #expect(keySet.counts.successes + keySet.counts.failures == 0)
+    private func url(_ settings: SessionTokenSettings) throws -> JWKSURL {
+        guard case .url(let url) = settings.keySource else { throw ConditionNeverHeld() }
+        return url
+    }
+
+    /// Parsing yields a value, never a running key set: nothing is fetched until a generation runs.
+    @Test func jwksUrlIsAValueWithAnHourlyRefreshByDefault() throws {
+        let url = try url(try settings("        jwksUrl: https://${IDP_HOST}/.well-known/jwks.json\n"))
+        #expect(url.url == "https://login.acme.test/.well-known/jwks.json")
+        #expect(url.refreshInterval == .seconds(3600))
     }
 
     @Test func refreshIntervalIsHonouredAndLoopbackHTTPIsAllowed() throws {
-        let settings = try settings("        jwksUrl: http://127.0.0.1:8081/jwks.json\n        refreshInterval: 5m\n")
-        #expect(settings.remoteKeySet?.refreshInterval == .seconds(300))
-        #expect(settings.remoteKeySet?.url == "http://127.0.0.1:8081/jwks.json")
+        let url = try url(try settings("        jwksUrl: http://127.0.0.1:8081/jwks.json\n        refreshInterval: 5m\n"))
+        #expect(url.refreshInterval == .seconds(300))
+        #expect(url.url == "http://127.0.0.1:8081/jwks.json")
     }
 
     @Test(arguments: [
@@ -59,7 +60,7 @@ import Testing
         ("",
          "config.yaml:5:9: providers.acme-rides.clients[0]: a jwt client needs the identity provider's keys: jwksFile or jwksUrl"),
         ("        jwksUrl: not a url\n",
-         "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: expected the https:// URL of the identity provider's JWKS, got 'not a url'"),
+         "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: expected the https:// URL of a JWKS, got 'not a url'"),
         ("        jwksUrl: ftp://id.test/jwks\n",
          "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: expected an https:// URL, got the scheme 'ftp'"),
         ("        jwksUrl: http://id.test/jwks\n",
@@ -100,7 +101,7 @@ import Testing
         }
     }
 
-    @Test func loadingFetchesNothingAndEveryJWKSURLClientGetsOneRefresher() async throws {
+    @Test func assemblingFetchesNothingAndEveryJWKSURLGetsOneRefresher() async throws {
         let text = Self.prefix + "        jwksUrl: https://id.test/jwks\n" + Self.rest + """
                   - name: web
                     type: jwt
@@ -111,18 +112,14 @@ import Testing
 
             """
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let loader = ConfigurationLoader(
-            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: ManualTestClock().clock,
-            logger: logger)
-        let loaded = try await loader.load(bytes: Array(text.utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
-        #expect(loaded.remoteKeySets.map(\.client) == ["app", "web"])
-        #expect(loaded.remoteKeySets.map(\.keySet.url) == ["https://id.test/jwks", "https://id.test/web-jwks"])
-
         let fetcher = ScriptedJWKSFetcher(.failure("never called"))
-        let refreshers = loaded.sessionKeyRefreshers(fetcher: fetcher, logger: logger)
-        #expect(refreshers.count == 2)
-        #expect(refreshers.map(\.keySet).map(ObjectIdentifier.init) == loaded.remoteKeySets.map { ObjectIdentifier($0.keySet) })
-        #expect(loaded.backgroundServices(jwksFetcher: fetcher, logger: logger).count == 2)
+        let assembler = GatewayAssembler(
+            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: ManualTestClock().clock,
+            logger: logger, jwksFetcher: fetcher)
+        let generation = try await assembler.build(bytes: Array(text.utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
+        #expect(generation.keySets.keySets.keys.sorted() == ["https://id.test/jwks", "https://id.test/web-jwks"])
+        #expect(generation.keySets.refreshers.count == 2)
+        #expect(generation.services.count == 2)
         #expect(fetcher.count == 0)
     }
 }
@@ -136,6 +133,6 @@ struct InertBackendFactory: TokenBackendFactory {
     struct InertBackend: TokenBackend {
         var tokenTypes: Set<TokenType> { [.consumer] }
         func issue(_ request: TokenRequest) async throws -> IssuedToken { throw ConditionNeverHeld() }
-        func verificationKeys() async throws -> VerificationKeys { throw ConditionNeverHeld() }
+        var verificationKeys: [BoundKeySource] { [] }
     }
 }

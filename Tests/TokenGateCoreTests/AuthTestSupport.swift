@@ -42,6 +42,17 @@ struct TestIdentityProvider {
     }
 }
 
+extension CallerAuthenticator {
+    /// An authenticator whose `jwksUrl:` clients use `keySets` (by URL); tests without such clients pass none.
+    convenience init(
+        provider: ProviderID, clients: [ClientConfig], clock: TokenGateClock, keySets: [RemoteKeySet] = [],
+        sessionMemoLimit: Int = 100_000
+    ) {
+        let byURL = Dictionary(uniqueKeysWithValues: keySets.map { ($0.url.url, $0) })
+        self.init(provider: provider, clients: clients, clock: clock, keySet: { byURL[$0.url]! }, sessionMemoLimit: sessionMemoLimit)
+    }
+}
+
 enum AuthFixtures {
     static let acme = ProviderID("acme-rides")!
     static let zoom = ProviderID("zoom-cabs")!

@@ -26,7 +26,7 @@ import TokenGateTesting
                 try await RunningGateway.with(configuration: config, registry: registry, clock: clock.gatewayClock) {
                     gateway in
                     let keySet = try #require(Self.remoteKeySet(of: gateway))
-                    #expect(keySet.url == jwksURL)
+                    #expect(keySet.url.url == jwksURL)
                     try await Self.waitUntilLoaded(keySet)
                     #expect(keySet.current()?.key(withID: signingKey.privateKeyID) != nil)
 
@@ -50,11 +50,7 @@ import TokenGateTesting
     }
 
     static func remoteKeySet(of gateway: RunningGateway) -> RemoteKeySet? {
-        let clients = gateway.service.providers[ProviderID("acme-rides")!]?.settings.clients ?? []
-        for client in clients {
-            if case .jwt(let settings) = client.credential, let keySet = settings.remoteKeySet { return keySet }
-        }
-        return nil
+        gateway.service.generation.keySets.keySets.values.first
     }
 
     /// The refresher fetches as the gateway starts; poll its key set with short awaits, a bounded number of times.

@@ -5,12 +5,13 @@ import Testing
 import TokenGateCore
 @testable import UpstreamHTTPProvider
 
-/// Every way the tenant's token server can misbehave: the right error code, no more calls than the retry budget,
-/// nothing invalid handed back, and a later healthy answer works.
+/// Every way the tenant's token server can misbehave in transport or form: the right error code, no more calls than
+/// the retry budget, and a later healthy answer works. Tokens that arrive but must not be served (bad signature,
+/// `alg: none`, unknown kid, another trip, expired) are the gateway's to refuse: see `UpstreamGatewayTests`.
 @Suite struct UpstreamFaultTests {
     enum Fault: String, CaseIterable, Sendable {
         case neverAnswers, tricklesBytes, htmlWith200, emptyBody, truncatedBody, tenMegabyteBody, tenMegabyteChunkedBody
-        case missingTokenField, nonStringTokenField, badSignature, algNone, unknownKeyID, wrongTrip, expiredToken
+        case missingTokenField, nonStringTokenField
         case unauthorized401, notFound404, redirectToAnotherPort
 
         /// What the upstream does, the code the caller gets, and the most token calls allowed.
@@ -26,17 +27,6 @@ import TokenGateCore
             case .tenMegabyteChunkedBody: ([.respond(status: 200, body: [UInt8](repeating: 0x20, count: 10 << 20), chunked: true)], .backendError)
             case .missingTokenField: ([.json(#"{"jwt":"\#(try fixture.token())"}"#)], .backendError)
             case .nonStringTokenField: ([.json(#"{"token":{"value":"x"}}"#)], .backendError)
-            case .badSignature:
-                // Signed by another key under the published kid.
-                ([fixture.tokenResponse(try fixture.token(key: try TestKeys.other(keyID: fixture.signer.privateKeyID)))], .backendInvalidToken)
-            case .algNone:
-                ([fixture.tokenResponse(Self.unsigned(try fixture.token(), keyID: fixture.signer.privateKeyID))], .backendInvalidToken)
-            case .unknownKeyID:
-                ([fixture.tokenResponse(try fixture.token(key: try TestKeys.other(keyID: "rotated-away")))], .backendInvalidToken)
-            case .wrongTrip:
-                ([fixture.tokenResponse(try fixture.token(for: .trip(ContextID("trip-43")!)))], .backendInvalidToken)
-            case .expiredToken:
-                ([fixture.tokenResponse(try fixture.token(issuedAt: UpstreamFixture.now - 4000))], .backendInvalidToken)
             case .unauthorized401: ([.json(#"{"error":"unauthorized"}"#, status: 401)], .backendError)
             case .notFound404: ([.json(#"{"error":"no such trip"}"#, status: 404)], .backendError)
             case .redirectToAnotherPort: ([], .backendError)
@@ -49,11 +39,6 @@ import TokenGateCore
             self == .neverAnswers || self == .tricklesBytes ? "{ connect: 300ms, total: 600ms }" : "{ connect: 10s, total: 30s }"
         }
 
-        /// `alg: none` with the original payload and no signature.
-        static func unsigned(_ token: String, keyID: String) -> String {
-            let payload = token.split(separator: ".")[1]
-            return Base64URL.encode(Array(#"{"alg":"none","typ":"JWT","kid":"\#(keyID)"}"#.utf8)) + "." + payload + "."
-        }
     }
 
     @Test(arguments: Fault.allCases)
@@ -81,8 +66,8 @@ import TokenGateCore
             fixture.upstream.script("/token", [fixture.tokenResponse(healthy)])
             let issued = try await backend.issue(request)
             #expect(issued.compact == healthy)
-            #expect(issued.expiresAt == UpstreamFixture.now + 3600)
-            #expect(issued.keyID == fixture.signer.privateKeyID)
+            // The backend only reads the answer; the gateway verifies the token and takes its exp.
+            #expect(issued.expiresAt == nil)
             #expect(!fixture.logs.all().contains { "\($0.message) \($0.metadata)".contains(healthy) })
         }
     }

@@ -64,7 +64,7 @@ struct UpstreamFixture: Sendable {
         let section = try #require(try root.entries().first { $0.key == "backend" }?.node)
         let clock = TokenGateClock(wallSeconds: { Self.now }, monotonicNanoseconds: { [monotonic] in monotonic.withLock { $0 } })
         let timing = UpstreamTiming(sleep: { [sleeps] delay in sleeps.withLock { $0.append(delay) } }, jitter: { 1 })
-        let factory = UpstreamHTTPProviderFactory(httpClient: client ?? self.client, timing: timing, minKeyRefetchInterval: .seconds(30))
+        let factory = UpstreamHTTPProviderFactory(httpClient: client ?? self.client, timing: timing)
         return try await factory.makeBackend(
             BackendContext(provider: Self.provider, section: section, audience: FleetEngineToken.defaultAudience, clock: clock, logger: logs.logger)
         )

@@ -16,11 +16,13 @@ import UpstreamHTTPProvider
         _ fixture: UpstreamFixture,
         clock: ManualClock,
         logger: Logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }),
+        url: String? = nil,
+        extra: String = "",
         _ body: (RunningGateway) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let section = fixture.config().split(separator: "\n").map { "    \($0)" }.joined(separator: "\n")
+        let section = fixture.config(url: url, extra: extra).split(separator: "\n").map { "    \($0)" }.joined(separator: "\n")
         let path = try directory.write(
             "config.yaml",
             """
@@ -36,6 +38,46 @@ import UpstreamHTTPProvider
         )
         let registry = BackendRegistry([UpstreamHTTPProviderFactory(httpClient: fixture.client)])
         try await RunningGateway.with(configuration: path, registry: registry, clock: clock.gatewayClock, logger: logger, body)
+    }
+
+    /// Waits (bounded) until the gateway's refresher has fetched every JWKS URL once.
+    static func waitForKeys(_ gateway: RunningGateway) async throws {
+        for _ in 0..<2000 {
+            if gateway.service.generation.keySets.keySets.values.allSatisfy({ $0.current() != nil }) { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("the JWKS was not fetched within 10 s")
+    }
+
+    /// Tokens that arrive but must never be served: the gateway refuses each (502), caches none, and recovers.
+    @Test(arguments: ["bad signature", "alg none", "unknown kid", "another trip", "expired"])
+    func aTokenThatFailsVerificationIsRefusedAndNeverCached(_ fault: String) async throws {
+        try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let kid = fixture.signer.privateKeyID
+            let bad: String =
+                switch fault {
+                case "bad signature": try fixture.token(key: try TestKeys.other(keyID: kid))
+                case "alg none":
+                    Base64URL.encode(Array(#"{"alg":"none","typ":"JWT","kid":"\#(kid)"}"#.utf8)) + "."
+                        + String(try fixture.token().split(separator: ".")[1]) + "."
+                case "unknown kid": try fixture.token(key: try TestKeys.other(keyID: "rotated-away"))
+                case "another trip": try fixture.token(for: .trip(ContextID("trip-43")!))
+                default: try fixture.token(issuedAt: UpstreamFixture.now - 4000)
+                }
+            let healthy = try fixture.token()
+            fixture.upstream.script("/token", [fixture.tokenResponse(bad), fixture.tokenResponse(healthy)])
+            let logs = LogRecorder()
+            try await Self.withGateway(fixture, clock: clock, logger: logs.logger) { gateway in
+                try await Self.waitForKeys(gateway)
+                let refused = try await gateway.get(Self.path, bearer: Self.apiKey)
+                #expect(refused.status == 502)
+                #expect(refused.text.contains("backend_invalid_token"))
+                #expect(!logs.all.contains { $0.text.contains(bad) })
+                #expect(try await gateway.get(Self.path, bearer: Self.apiKey).json["token"] == .string(healthy))
+                #expect(fixture.upstream.calls(to: "/token") == 2)
+            }
+        }
     }
 
     @Test func aHerdOfTwoHundredRequestsAtExpiryMakesOneUpstreamCall() async throws {

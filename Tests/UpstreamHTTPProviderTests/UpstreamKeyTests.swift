@@ -3,106 +3,111 @@ import JOSE
 import Logging
 import Testing
 import TokenGateCore
+import TokenGateTesting
 @testable import UpstreamHTTPProvider
 
-/// The `verify:` keys: a JWKS fetched lazily and single-flight, one rate-limited refetch on an unknown kid, and the
-/// last good set kept when the endpoint fails or serves garbage.
+/// The `verify:` keys of an upstream provider, end to end: the JWKS URL is the gateway's one shared key set,
+/// fetched by its refresher, refreshed early (and rate-limited) for an unknown kid, the last good set kept when the
+/// endpoint fails or serves garbage.
 @Suite struct UpstreamKeyTests {
-    static let request = TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip)
+    static let path = UpstreamGatewayTests.path
+    static let apiKey = UpstreamGatewayTests.apiKey
 
-    @Test func theKeySetIsFetchedLazilyOnceForConcurrentCalls() async throws {
+    static func trip(_ id: String) -> String { "/v1/providers/acme-rides/tokens/consumer?tripId=\(id)" }
+    static func context(_ id: String) -> TokenContext { .trip(ContextID(id)!) }
+
+    @Test func oneFetchOfTheJWKSServesEveryRequest() async throws {
         try await UpstreamFixture.run { fixture in
-            fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token())])
-            let backend = try await fixture.backend()
-            #expect(fixture.upstream.calls(to: "/jwks") == 0)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<8 { group.addTask { _ = try await backend.issue(Self.request) } }
-                try await group.waitForAll()
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let tokens = try (0..<8).map { try fixture.token(for: .trip(ContextID("trip-\($0)")!)) }
+            for (index, token) in tokens.enumerated() { fixture.upstream.script("/token/trip-\(index)", [fixture.tokenResponse(token)]) }
+            let url = "\(fixture.upstream.baseURL)/token/{tripId}"
+            try await UpstreamGatewayTests.withGateway(fixture, clock: clock, url: url) { gateway in
+                try await UpstreamGatewayTests.waitForKeys(gateway)
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for index in 0..<8 { group.addTask { try await gateway.get(Self.trip("trip-\(index)"), bearer: Self.apiKey).status } }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+                #expect(statuses == Array(repeating: 200, count: 8))
+                #expect(fixture.upstream.calls(to: "/jwks") == 1)
             }
-            #expect(fixture.upstream.calls(to: "/jwks") == 1)
-            #expect(fixture.upstream.calls(to: "/token") == 8)
         }
     }
 
     @Test func anUnknownKidTriggersOneRateLimitedRefetch() async throws {
         try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
             let rotated = try TestKeys.other(0, keyID: "rotated-1")
             let later = try TestKeys.other(1, keyID: "rotated-2")
             fixture.upstream.script("/jwks", [.json(try fixture.jwks([fixture.signer.key])), .json(try fixture.jwks([fixture.signer.key, rotated]))])
-            let backend = try await fixture.backend()
+            try await UpstreamGatewayTests.withGateway(fixture, clock: clock) { gateway in
+                try await UpstreamGatewayTests.waitForKeys(gateway)
+                #expect(fixture.upstream.calls(to: "/jwks") == 1)
+                // The upstream rotated its key: the set lacks it, the early refetch has it, the request waits for it.
+                fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-1"), key: rotated))])
+                #expect(try await gateway.get(Self.trip("trip-1"), bearer: Self.apiKey).status == 200)
+                #expect(fixture.upstream.calls(to: "/jwks") == 2)
 
-            // The upstream rotated its key: the first fetch lacks it, the refetch has it.
-            fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(key: rotated))])
-            let issued = try await backend.issue(Self.request)
-            #expect(issued.keyID == "rotated-1")
-            #expect(fixture.upstream.calls(to: "/jwks") == 2)
+                // Another unknown kid within 30 s: no refetch, the token is refused and not cached.
+                fixture.upstream.script("/jwks", [.json(try fixture.jwks([fixture.signer.key, rotated, later]))])
+                fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-2"), key: later))])
+                let refused = try await gateway.get(Self.trip("trip-2"), bearer: Self.apiKey)
+                #expect(refused.status == 502)
+                #expect(refused.text.contains("backend_invalid_token"))
+                #expect(fixture.upstream.calls(to: "/jwks") == 2)
 
-            // Another unknown kid within 30 s: no refetch, the token is refused.
-            fixture.upstream.script("/jwks", [.json(try fixture.jwks([fixture.signer.key, rotated, later]))])
-            fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(key: later))])
-            await #expect(throws: TokenGateError(.backendInvalidToken, "")) { _ = try await backend.issue(Self.request) }
-            #expect(fixture.upstream.calls(to: "/jwks") == 2)
-            #expect(try await backend.verificationKeys(refreshingFor: "rotated-2") == nil)
-            #expect(fixture.upstream.calls(to: "/jwks") == 2)
-
-            fixture.advance(seconds: 31)
-            #expect(try await backend.issue(Self.request).keyID == "rotated-2")
-            #expect(fixture.upstream.calls(to: "/jwks") == 3)
-            let keys = try await backend.verificationKeys()
-            #expect(keys.keySet.key(withID: "rotated-2") != nil)
-            #expect(keys.issuers["rotated-2"] == UpstreamFixture.serviceAccount)
+                clock.advance(by: .seconds(31))
+                fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-2"), key: later))])
+                #expect(try await gateway.get(Self.trip("trip-2"), bearer: Self.apiKey).status == 200)
+                #expect(fixture.upstream.calls(to: "/jwks") == 3)
+            }
         }
     }
 
     @Test(arguments: ["500", "garbage", "empty set"])
     func theLastGoodSetIsKeptWhenARefetchFails(_ failure: String) async throws {
         try await UpstreamFixture.run { fixture in
-            let yaml = fixture.config().replacingOccurrences(of: "      serviceAccount:", with: "      refreshInterval: 1m\n      serviceAccount:")
-            let backend = try await fixture.backend(yaml)
-            fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token())])
-            _ = try await backend.issue(Self.request)
-            #expect(fixture.upstream.calls(to: "/jwks") == 1)
-
-            let bad: ScriptedUpstream.Action =
-                switch failure {
-                case "500": .json(#"{"error":"down"}"#, status: 500)
-                case "garbage": .respond(status: 200, body: Array("<html>maintenance</html>".utf8))
-                default: .json(#"{"keys":[]}"#)
-                }
-            fixture.upstream.script("/jwks", [bad])
-            fixture.advance(seconds: 120)
-
-            // Stale: refetched, failed, the last good set still verifies.
-            _ = try await backend.issue(Self.request)
-            #expect(fixture.upstream.calls(to: "/jwks") == 2)
-            // An unknown kid within the rate limit of that failure is not fetched again, and changes nothing.
-            #expect(try await backend.verificationKeys(refreshingFor: "nope") == nil)
-            fixture.advance(seconds: 31)
-            #expect(try await backend.verificationKeys(refreshingFor: "nope") == nil)
-            let keys = try await backend.verificationKeys()
-            #expect(keys.keySet.key(withID: fixture.signer.privateKeyID) != nil)
-            #expect(fixture.logs.all().contains { $0.level == .warning && $0.message.contains("JWKS fetch failed") })
-
-            // The endpoint recovers.
-            fixture.upstream.script("/jwks", [.json(try fixture.jwks([fixture.signer.key]))])
-            fixture.advance(seconds: 31)
-            _ = try await backend.issue(Self.request)
-            #expect(fixture.upstream.requests(to: "/jwks").count >= 4)
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let logs = LogRecorder()
+            try await UpstreamGatewayTests.withGateway(fixture, clock: clock, logger: logs.logger) { gateway in
+                try await UpstreamGatewayTests.waitForKeys(gateway)
+                let bad: ScriptedUpstream.Action =
+                    switch failure {
+                    case "500": .json(#"{"error":"down"}"#, status: 500)
+                    case "garbage": .respond(status: 200, body: Array("<html>maintenance</html>".utf8))
+                    default: .json(#"{"keys":[]}"#)
+                    }
+                fixture.upstream.script("/jwks", [bad])
+                // An unknown kid makes the gateway refetch; the refetch fails; the token stays refused.
+                fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-1"), key: try TestKeys.other(0, keyID: "nope")))])
+                #expect(try await gateway.get(Self.trip("trip-1"), bearer: Self.apiKey).status == 502)
+                #expect(fixture.upstream.calls(to: "/jwks") == 2)
+                #expect(logs.all.contains { $0.level == .warning && $0.text.contains("JWKS not refreshed") && $0.text.contains("keeping the last good key set") })
+                // The last good set still verifies the signer's tokens.
+                fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-1")))])
+                #expect(try await gateway.get(Self.trip("trip-1"), bearer: Self.apiKey).status == 200)
+            }
         }
     }
 
     @Test func withoutAnyKeySetTheCallIsUnavailableAndRecovers() async throws {
         try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
             fixture.upstream.script("/jwks", [.json(#"{"error":"down"}"#, status: 503)])
             fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token())])
-            let backend = try await fixture.backend()
-            await #expect(throws: TokenGateError(.backendUnavailable, "")) { _ = try await backend.issue(Self.request) }
-            fixture.upstream.script("/jwks", [.json(try fixture.jwks([fixture.signer.key]))])
-            _ = try await backend.issue(Self.request)
+            try await UpstreamGatewayTests.withGateway(fixture, clock: clock) { gateway in
+                let unavailable = try await gateway.get(Self.path, bearer: Self.apiKey)
+                #expect(unavailable.status == 503)
+                #expect(unavailable.text.contains("backend_unavailable"))
+                fixture.upstream.script("/jwks", [.json(try fixture.jwks([fixture.signer.key]))])
+                // Past the early-refresh interval, the next request fetches the keys and is served.
+                clock.advance(by: .seconds(31))
+                #expect(try await gateway.get(Self.path, bearer: Self.apiKey).status == 200)
+            }
         }
     }
 
-    @Test func keysFromAJWKSFileNeedNoNetwork() async throws {
+    @Test func keysFromAJWKSFileAreFixedAndBoundToTheirServiceAccount() async throws {
         try await UpstreamFixture.run { fixture in
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString).json").path
             _ = FileManager.default.createFile(atPath: path, contents: Data(try fixture.jwks([fixture.signer.key]).utf8))
@@ -116,10 +121,10 @@ import TokenGateCore
                     - jwksFile: \(path)
                       serviceAccount: \(UpstreamFixture.serviceAccount)
                 """
-            fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token())])
             let backend = try await fixture.backend(yaml)
-            _ = try await backend.issue(Self.request)
-            #expect(try await backend.verificationKeys(refreshingFor: "other") == nil)
+            let keys = try VerificationKeys(fixed: backend.verificationKeys)
+            #expect(keys.keySet.key(withID: fixture.signer.privateKeyID) != nil)
+            #expect(keys.issuers[fixture.signer.privateKeyID] == UpstreamFixture.serviceAccount)
             #expect(fixture.upstream.calls(to: "/jwks") == 0)
         }
     }

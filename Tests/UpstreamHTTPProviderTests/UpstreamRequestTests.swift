@@ -2,6 +2,7 @@ import JOSE
 import Logging
 import Testing
 import TokenGateCore
+import TokenGateTesting
 @testable import UpstreamHTTPProvider
 
 /// What the backend sends (URL templating, POST body, headers from the environment) and how it reads answers.
@@ -93,14 +94,19 @@ import TokenGateCore
         try await UpstreamFixture.run { fixture in
             let token = try fixture.token()
             fixture.upstream.script("/token", [.json(#"{"jwt":"\#(token)","expiresAt":\#(expiry.value)}"#)])
-            let yaml = fixture.config(extra: "  response: { tokenKey: jwt, expiryKey: expiresAt, expiryFormat: \(expiry.format) }")
-            let backend = try await fixture.backend(yaml)
-            let issued = try await backend.issue(TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip))
-            #expect(issued.expiresAt == UpstreamFixture.now + 3600)
-            let warning = try #require(fixture.logs.all().first { $0.metadata["reason"] == "expiry_mismatch" })
-            #expect(warning.level == .warning)
-            #expect(warning.metadata["provider"] == "acme-rides")
-            #expect(!"\(warning.message) \(warning.metadata)".contains(token))
+            let extra = "  response: { tokenKey: jwt, expiryKey: expiresAt, expiryFormat: \(expiry.format) }"
+            let logs = LogRecorder()
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            try await UpstreamGatewayTests.withGateway(fixture, clock: clock, logger: logs.logger, extra: extra) { gateway in
+                let response = try await gateway.get(UpstreamGatewayTests.path, bearer: UpstreamGatewayTests.apiKey)
+                #expect(response.status == 200)
+                // The gateway's own answer carries the token's exp, not the upstream's statement.
+                #expect(response.json["expiresAt"] == .integer(UpstreamFixture.now + 3600))
+                let warning = try #require(logs.all.first { $0.text.contains("expiry_mismatch") })
+                #expect(warning.level == .warning)
+                #expect(warning.text.contains("provider=acme-rides"))
+                #expect(!warning.text.contains(token))
+            }
         }
     }
 }

@@ -1,12 +1,12 @@
 /// Untrusted text (token headers, key files) made safe to put in an error message: quoted, every character outside
 /// printable ASCII escaped, and truncated, so a hostile token can neither inject log lines nor flood a log.
-enum Sanitized {
+package enum Sanitized {
     /// Characters kept from the input before "…" is appended.
     static let maximumCharacters = 32
 
     /// `"text"` with `"`, `\` and everything outside 0x20–0x7E escaped as `\uXXXX` (`\u{XXXXX}` above the BMP),
     /// cut after `maximumCharacters` Unicode scalars.
-    static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         var output = "\""
         var count = 0
         for scalar in text.unicodeScalars {

@@ -8,15 +8,19 @@ import Synchronization
 /// go to the jwt clients whose `issuer` matches, are verified with their JWKS, and are then remembered until they
 /// expire, so a repeat call costs no signature check.
 ///
-/// A `jwksUrl` client verifies with its ``RemoteKeySet``'s current set: none yet means 401 ("identity provider keys
-/// not loaded yet"); a token naming a `kid` the set lacks is refused now and asks the key set's refresher for an
-/// early fetch (non-blocking, rate-limited), so later tokens signed with a rotated key pass once it arrives.
+/// A `jwksUrl` client verifies with the generation's shared ``RemoteKeySet`` for that URL: no set yet means 401
+/// ("identity provider keys not loaded yet"); a token naming a `kid` the set lacks is refused now and asks the key
+/// set's refresher for an early fetch (non-blocking, rate-limited), so later tokens signed with a rotated key pass
+/// once it arrives.
 ///
 /// Immutable after init except for the session memo, a bounded table behind a `Mutex` (no actor on the request
-/// path). A configuration reload builds a new authenticator, which starts with an empty memo.
+/// path). A reload that leaves a provider's clients unchanged hands its authenticator, memo and all, to the next
+/// generation.
 ///
 /// ```swift
-/// let authenticator = CallerAuthenticator(provider: settings.id, clients: settings.clients, clock: .system)
+/// let authenticator = CallerAuthenticator(provider: settings.id, clients: settings.clients, clock: .system) { url in
+///     directory.keySet(for: url)
+/// }
 /// let caller = try authenticator.authenticate(authorization: request.headers[.authorization])
 /// try authenticator.authorize(caller, for: .trip(tripID))
 /// ```
@@ -27,10 +31,23 @@ public final class CallerAuthenticator: Sendable {
     }
 
     struct SessionClient: Sendable {
+        enum Keys: Sendable {
+            case fixed(JWKSet)
+            case remote(RemoteKeySet)
+        }
+
         let client: ClientConfig
         let issuer: String
-        let settings: SessionTokenSettings
+        let keys: Keys
         let policy: ValidationPolicy
+
+        /// The keys to verify with now: the file's, or the URL's latest good set (nil until a fetch succeeded).
+        var currentKeys: JWKSet? {
+            switch keys {
+            case .fixed(let set): set
+            case .remote(let remote): remote.current()
+            }
+        }
     }
 
     /// The provider these callers belong to.
@@ -42,9 +59,16 @@ public final class CallerAuthenticator: Sendable {
     // Counts signature verifications of session tokens, so tests can prove a memo hit does none.
     private let verifications = Atomic<Int>(0)
 
-    /// Creates the authenticator of `provider`'s `clients`. `sessionMemoLimit` bounds how many verified session
-    /// tokens are remembered (least recently used go first); 0 turns the memo off.
-    public init(provider: ProviderID, clients: [ClientConfig], clock: TokenGateClock, sessionMemoLimit: Int = 100_000) {
+    /// Creates the authenticator of `provider`'s `clients`; `keySet` gives the shared key set of a `jwksUrl:`.
+    /// `sessionMemoLimit` bounds how many verified session tokens are remembered (least recently used go first); 0
+    /// turns the memo off.
+    public init(
+        provider: ProviderID,
+        clients: [ClientConfig],
+        clock: TokenGateClock,
+        keySet: (JWKSURL) -> RemoteKeySet,
+        sessionMemoLimit: Int = 100_000
+    ) {
         self.provider = provider
         self.clock = clock
         var apiKeyClients: [APIKeyClient] = []
@@ -57,9 +81,13 @@ public final class CallerAuthenticator: Sendable {
                 // Without an audience any token of the identity provider would do, for any of its apps: such a
                 // client (the parser refuses it) fails closed and authenticates nobody.
                 guard !settings.audiences.isEmpty else { continue }
+                let keys: SessionClient.Keys =
+                    switch settings.keySource {
+                    case .fixed(let set): .fixed(set)
+                    case .url(let url): .remote(keySet(url))
+                    }
                 sessionClients.append(
-                    SessionClient(
-                        client: client, issuer: settings.issuer, settings: settings, policy: Self.policy(for: settings)))
+                    SessionClient(client: client, issuer: settings.issuer, keys: keys, policy: Self.policy(for: settings)))
             }
         }
         self.apiKeyClients = apiKeyClients
@@ -72,11 +100,15 @@ public final class CallerAuthenticator: Sendable {
     /// Throws `unauthenticated` for a missing or malformed header, an unknown or revoked API key, and a session
     /// token that fails verification. The reason is for operators and never contains the credential.
     public func authenticate(authorization: String?) throws(TokenGateError) -> AuthenticatedCaller {
-        let credential = try BearerCredential.parse(authorization)
-        if BearerCredential.isCompactJWS(credential) {
-            return try authenticateSessionToken(credential)
+        try authenticate(CallerCredential(authorization: authorization))
+    }
+
+    /// The caller behind a credential already read from its header.
+    public func authenticate(_ credential: CallerCredential) throws(TokenGateError) -> AuthenticatedCaller {
+        switch credential {
+        case .apiKey(let digest): try authenticateAPIKey(digest: digest)
+        case .sessionToken(let token): try authenticateSessionToken(token)
         }
-        return try authenticateAPIKey(credential)
     }
 
     /// Whether `caller` may have a token for `context`; throws `forbidden`, with a reason naming the token type
@@ -116,8 +148,7 @@ public final class CallerAuthenticator: Sendable {
     /// How many signature verifications session tokens have cost so far.
     var sessionVerificationCount: Int { verifications.load(ordering: .relaxed) }
 
-    private func authenticateAPIKey(_ key: String) throws(TokenGateError) -> AuthenticatedCaller {
-        let digest = try Self.sha256(key)
+    private func authenticateAPIKey(digest: [UInt8]) throws(TokenGateError) -> AuthenticatedCaller {
         var match: APIKeyClient?
         for candidate in apiKeyClients {
             // Every digest is compared and a match does not end the loop, so timing tells neither whether nor
@@ -147,7 +178,7 @@ public final class CallerAuthenticator: Sendable {
         var failures: [String] = []
         var revoked: String?
         for candidate in candidates {
-            guard let keys = candidate.settings.currentKeys else {
+            guard let keys = candidate.currentKeys else {
                 failures.append("\(candidate.client.name): identity provider keys not loaded yet")
                 continue
             }
@@ -156,7 +187,7 @@ public final class CallerAuthenticator: Sendable {
             do {
                 verified = try JWTVerifier(keys: keys).verify(token, policy: candidate.policy, now: now)
             } catch {
-                if error.reason == .unknownKid, let remote = candidate.settings.remoteKeySet {
+                if error.reason == .unknownKid, case .remote(let remote) = candidate.keys {
                     // The identity provider may have rotated its keys: fetch soon, but never make this caller wait.
                     remote.requestEarlyRefresh(now: clock.monotonicNanoseconds())
                 }
@@ -211,7 +242,7 @@ public final class CallerAuthenticator: Sendable {
         return policy
     }
 
-    private static func sha256(_ credential: String) throws(TokenGateError) -> [UInt8] {
+    static func sha256(_ credential: String) throws(TokenGateError) -> [UInt8] {
         do {
             return try Digest.sha256(Array(credential.utf8))
         } catch {

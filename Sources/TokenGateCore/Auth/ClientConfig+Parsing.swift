@@ -1,4 +1,3 @@
-import Foundation
 import YAML
 import JOSE
 
@@ -56,17 +55,16 @@ extension ClientConfig {
         return SessionTokenSettings(keySource: keySource, issuer: issuer, audiences: audiences, leeway: leeway)
     }
 
-    /// Exactly one of `jwksFile` (read now) and `jwksUrl` (fetched only once the gateway runs: loading the
+    /// Exactly one of `jwksFile` (read now) and `jwksUrl` (fetched only once the gateway runs: parsing the
     /// configuration never touches the network).
-    private static func parseKeySource(_ mapping: ConfigMapping) throws -> SessionTokenSettings.KeySource {
+    private static func parseKeySource(_ mapping: ConfigMapping) throws -> KeySource {
         let intervalNode = mapping.optional("refreshInterval")
         switch (mapping.optional("jwksFile"), mapping.optional("jwksUrl")) {
         case (let fileNode?, nil):
             if let intervalNode { throw intervalNode.keyError("only for a jwksUrl client: a jwksFile is read once, at load") }
             return .fixed(try parseKeyFile(fileNode))
         case (nil, let urlNode?):
-            let interval = try intervalNode.map(parseRefreshInterval) ?? .seconds(3600)
-            return .remote(RemoteKeySet(url: try parseJWKSURL(urlNode), refreshInterval: interval))
+            return .url(try JWKSURL.parse(urlNode, refreshInterval: intervalNode))
         case (_?, let urlNode?):
             throw urlNode.keyError("give either jwksFile or jwksUrl, not both")
         case (nil, nil):
@@ -82,39 +80,6 @@ extension ClientConfig {
         } catch {
             throw node.error("not a usable JWKS: \(error)")
         }
-    }
-
-    /// An `https://` URL; plain `http://` only to a loopback host, because keys fetched in the clear could be
-    /// replaced in transit and then any session token forged. No credentials in it: the URL is logged.
-    private static func parseJWKSURL(_ node: ConfigNode) throws -> String {
-        let text = try node.nonEmptyString()
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty
-        else {
-            throw node.error("expected the https:// URL of the identity provider's JWKS, got '\(text)'")
-        }
-        guard url.user == nil, url.password == nil else {
-            throw node.error("the URL must not carry credentials: it is logged")
-        }
-        switch scheme {
-        case "https":
-            return text
-        case "http":
-            let loopback: Set<String> = ["127.0.0.1", "localhost", "::1", "[::1]"]
-            guard loopback.contains(host.lowercased()) else {
-                throw node.error("plain http is allowed only to a loopback host; use https:// for '\(host)'")
-            }
-            return text
-        default:
-            throw node.error("expected an https:// URL, got the scheme '\(scheme)'")
-        }
-    }
-
-    private static func parseRefreshInterval(_ node: ConfigNode) throws -> Duration {
-        let interval = try node.duration()
-        guard interval >= RemoteKeySet.retryInterval, interval <= .seconds(24 * 3600) else {
-            throw node.error("expected a refresh interval from 30s to 24h")
-        }
-        return interval
     }
 
     private static func parseAllow(_ node: ConfigNode, credential: Credential) throws -> [TokenType: Grant] {

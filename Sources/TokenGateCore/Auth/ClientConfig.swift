@@ -38,17 +38,10 @@ public struct ClientConfig: Sendable {
 
 /// How a session JWT is verified: the identity provider's keys, issuer and audience.
 public struct SessionTokenSettings: Sendable {
-    /// Where the identity provider's public keys come from.
-    public enum KeySource: Sendable {
-        /// A key set read once, when the configuration loads (`jwksFile:`).
-        case fixed(JWKSet)
-        /// A key set fetched from a URL and refreshed in the background (`jwksUrl:`); empty until the first fetch.
-        case remote(RemoteKeySet)
-    }
-
-    /// Where the keys come from.
+    /// Where the identity provider's public keys come from: a `jwksFile:` read at load, or a `jwksUrl:` fetched by
+    /// the generation's shared key set for that URL.
     public var keySource: KeySource
-    /// The expected `iss`.
+    /// The expected `iss`: the session-token keys are bound to it.
     public var issuer: String
     /// Accepted `aud` values (any-of).
     public var audiences: [String]
@@ -66,18 +59,5 @@ public struct SessionTokenSettings: Sendable {
     /// Settings verifying with a fixed key set (a `jwksFile:`).
     public init(keys: JWKSet, issuer: String, audiences: [String], leeway: Int64) {
         self.init(keySource: .fixed(keys), issuer: issuer, audiences: audiences, leeway: leeway)
-    }
-
-    /// The keys to verify with now: the file's, or the URL's latest good set (nil until a fetch succeeded).
-    public var currentKeys: JWKSet? {
-        switch keySource {
-        case .fixed(let keys): keys
-        case .remote(let remote): remote.current()
-        }
-    }
-
-    /// The fetched key set, for a `jwksUrl:` client; nil for a `jwksFile:` one.
-    public var remoteKeySet: RemoteKeySet? {
-        if case .remote(let remote) = keySource { remote } else { nil }
     }
 }

@@ -1,5 +1,6 @@
 public import JOSE
 public import Logging
+public import ServiceLifecycle
 
 /// What an authenticated caller asked for, after provider policy ran. A struct, so fields can be added.
 public struct TokenRequest: Sendable, Hashable {
@@ -24,11 +25,12 @@ public struct IssuedToken: Sendable, Equatable {
     public var compact: String
     /// The `kid` the backend says it used, if it knows.
     public var keyID: String?
-    /// When the backend says it expires, epoch seconds. The verified `exp` claim is authoritative.
-    public var expiresAt: Int64
+    /// When the backend says it expires, epoch seconds, if it says. The verified `exp` claim is authoritative; a
+    /// statement that disagrees with it beyond the leeway is logged.
+    public var expiresAt: Int64?
 
     /// Creates an issued token.
-    public init(compact: String, keyID: String?, expiresAt: Int64) {
+    public init(compact: String, keyID: String?, expiresAt: Int64?) {
         self.compact = compact
         self.keyID = keyID
         self.expiresAt = expiresAt
@@ -52,25 +54,30 @@ public struct VerificationKeys: Sendable {
 
 /// One provider's token source. Immutable and `Sendable`: it is called concurrently.
 ///
+/// A backend issues tokens and says where the keys that verify them are; it does not verify them. The gateway
+/// verifies every token it issues (signature, key, issuer, audience, lifetime, exact claims) before the token is
+/// cached or handed out, with those keys: a key set from a URL is fetched and refreshed by the gateway's one
+/// shared key set for that URL.
+///
 /// ```swift
 /// let token = try await backend.issue(TokenRequest(provider: id, context: .trip(tripID)))
-/// let keys = try await backend.verificationKeys()   // the gateway verifies `token` with these
 /// ```
 public protocol TokenBackend: Sendable {
-    /// The token types this backend can issue; others are `unknown_token_type`.
+    /// The token types this backend can issue; others are `unknown_token_type`. Read on every request: keep it
+    /// stored, not computed.
     var tokenTypes: Set<TokenType> { get }
     /// Issues (or fetches) a token for `request`. Throws `TokenGateError` with a `backend_*` code on failure.
     func issue(_ request: TokenRequest) async throws -> IssuedToken
-    /// The keys that verify this backend's tokens.
-    func verificationKeys() async throws -> VerificationKeys
-    /// Called when a token names a `kid` the current keys lack. A backend that fetches its keys may refetch them
-    /// (rate-limited) and return the new set; `nil` means nothing changed and the token stays rejected.
-    func verificationKeys(refreshingFor unknownKeyID: String) async throws -> VerificationKeys?
+    /// Where the keys that verify this backend's tokens come from, each bound to its service account.
+    var verificationKeys: [BoundKeySource] { get }
+    /// Work to run beside the server while this backend serves (watching a file), or nil. It must end when its
+    /// task is cancelled: a reload cancels the work of the generation it replaces and starts it again.
+    var backgroundWork: (any Service)? { get }
 }
 
 extension TokenBackend {
-    /// Backends whose keys are fixed at load time have nothing to refetch.
-    public func verificationKeys(refreshingFor unknownKeyID: String) async throws -> VerificationKeys? { nil }
+    /// Most backends have no background work.
+    public var backgroundWork: (any Service)? { nil }
 }
 
 /// What a factory gets to build one provider's backend.
@@ -81,23 +88,29 @@ public struct BackendContext: Sendable {
     public var section: ConfigNode
     /// The `aud` claim the provider's tokens carry.
     public var audience: String
+    /// The clock skew the provider's tokens are verified with, seconds.
+    public var leeway: Int64
     /// Wall and monotonic time, injectable for tests.
     public var clock: TokenGateClock
     /// Where the backend logs; never a token or a secret.
     public var logger: Logger
 
     /// Creates a context.
-    public init(provider: ProviderID, section: ConfigNode, audience: String, clock: TokenGateClock, logger: Logger) {
+    public init(
+        provider: ProviderID, section: ConfigNode, audience: String, leeway: Int64 = 60, clock: TokenGateClock, logger: Logger
+    ) {
         self.provider = provider
         self.section = section
         self.audience = audience
+        self.leeway = leeway
         self.clock = clock
         self.logger = logger
     }
 }
 
 /// Builds backends of one `type:` from configuration. One per plugin target, listed in a `BackendRegistry`.
-/// Every configuration error surfaces here, at load time, as a `ConfigError` naming file, line and key.
+/// Every configuration error surfaces here, at load time, as a `ConfigError` naming file, line and key. Called by
+/// the ``GatewayAssembler`` only; a backend's background work starts when its generation runs, not here.
 public protocol TokenBackendFactory: Sendable {
     /// The `backend.type` value in `config.yaml`, e.g. `static-key`.
     var type: String { get }

@@ -1,7 +1,7 @@
 import YAML
 
-/// Turns a parsed `config.yaml` into a validated `GatewayConfiguration`. Backend sections are left to their
-/// plugins, which `ConfigurationLoader` runs next; everything else is checked here.
+/// Turns a parsed `config.yaml` into a validated `GatewayConfiguration`: values only, no running object. Backend
+/// sections are left to their plugins, which the ``GatewayAssembler`` runs next; everything else is checked here.
 public struct ConfigurationParser: Sendable {
     /// Defaults that `defaults:` may override and each provider may override again.
     struct Defaults {
@@ -14,8 +14,9 @@ public struct ConfigurationParser: Sendable {
     /// Creates a parser.
     public init() {}
 
-    /// Validates the document rooted at `root`.
-    public func parse(_ root: ConfigNode) throws -> GatewayConfiguration {
+    /// Validates the document rooted at `root`. With `only`, every other provider is skipped unread (its `${VAR}`s
+    /// need not be set), and `only` must be declared.
+    public func parse(_ root: ConfigNode, only: ProviderID? = nil) throws -> GatewayConfiguration {
         let document = try root.mapping(allowedKeys: ["server", "defaults", "providers"])
         let server = try document.optional("server").map(parseServer) ?? ServerSettings()
         var defaults = Defaults()
@@ -25,7 +26,12 @@ public struct ConfigurationParser: Sendable {
         }
         let providersNode = try document.required("providers")
         var providers: [ProviderID: ProviderSettings] = [:]
-        for (key, node) in try providersNode.entries() {
+        let entries = try providersNode.entries()
+        if let only, !entries.contains(where: { $0.key == only.rawValue }) {
+            let known = entries.map(\.key).sorted().joined(separator: ", ")
+            throw providersNode.error("no provider '\(only)'; it declares: \(known)")
+        }
+        for (key, node) in entries where only == nil || key == only?.rawValue {
             guard let id = ProviderID(key) else {
                 throw node.keyError(
                     "'\(key)' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"
@@ -76,7 +82,8 @@ public struct ConfigurationParser: Sendable {
             clients: clients,
             response: try mapping.optional("response").map(ResponseMapping.parse),
             backendType: try typeNode.nonEmptyString(),
-            backendSection: backend
+            backendSection: backend,
+            clientsSection: clientsNode
         )
     }
 
@@ -110,11 +117,13 @@ public struct ConfigurationParser: Sendable {
     }
 
     private func parseRateLimits(_ node: ConfigNode, over defaults: RateLimitSettings) throws -> RateLimitSettings {
-        let mapping = try node.mapping(allowedKeys: ["provider", "caller", "context"])
+        let mapping = try node.mapping(allowedKeys: ["provider", "caller", "context", "failedAuth", "failedAuthPerPeer"])
         var limits = defaults
         if let value = mapping.optional("provider") { limits.provider = try parseRateLimit(value) }
         if let value = mapping.optional("caller") { limits.caller = try parseRateLimit(value) }
         if let value = mapping.optional("context") { limits.context = try parseRateLimit(value) }
+        if let value = mapping.optional("failedAuth") { limits.failedAuth = try parseRateLimit(value) }
+        if let value = mapping.optional("failedAuthPerPeer") { limits.failedAuthPerPeer = try parseRateLimit(value) }
         return limits
     }
 

@@ -43,21 +43,37 @@ public struct ProviderSettings: Sendable {
     public var backendType: String
     /// The `backend:` section, handed to the plugin's factory.
     public var backendSection: ConfigNode
+    /// The `clients:` section, for telling on reload whether the clients changed.
+    public var clientsSection: ConfigNode
 }
 
 /// Rate limits of one provider; `nil` means no limit at that level.
-public struct RateLimitSettings: Sendable {
+public struct RateLimitSettings: Sendable, Equatable, CustomStringConvertible {
     /// For all of the provider's requests together.
     public var provider: RateLimit?
     /// For each caller (client name).
     public var caller: RateLimit?
     /// For each token context (type and ID).
     public var context: RateLimit?
+    /// Failed authentications at the provider, from everyone together; checked before any credential work.
+    public var failedAuth: RateLimit? = Self.defaultFailedAuth
+    /// Failed authentications from one peer address at the provider; checked before any credential work.
+    public var failedAuthPerPeer: RateLimit? = Self.defaultFailedAuthPerPeer
+
+    /// 600 failed authentications a minute at one provider, 100 at once.
+    public static let defaultFailedAuth = RateLimit(count: 600, per: .seconds(60), burst: 100)
+    /// 60 failed authentications a minute from one address, 20 at once.
+    public static let defaultFailedAuthPerPeer = RateLimit(count: 60, per: .seconds(60), burst: 20)
 
     /// Creates settings.
     public init(provider: RateLimit? = nil, caller: RateLimit? = nil, context: RateLimit? = nil) {
         self.provider = provider
         self.caller = caller
         self.context = context
+    }
+
+    public var description: String {
+        [("provider", provider), ("caller", caller), ("context", context), ("failedAuth", failedAuth), ("failedAuthPerPeer", failedAuthPerPeer)]
+            .map { "\($0.0)=\($0.1.map(String.init(describing:)) ?? "none")" }.joined(separator: " ")
     }
 }

@@ -5,12 +5,13 @@
 public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable error code: the `error.code` of HTTP bodies, a metric label and a log field.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Base: String {
+        fileprivate enum Base: String, CaseIterable {
             case invalidRequest = "invalid_request"
             case unauthenticated
             case forbidden
             case unknownProvider = "unknown_provider"
             case unknownTokenType = "unknown_token_type"
+            case noTokenForContext = "no_token_for_context"
             case rateLimited = "rate_limited"
             case backendInvalidToken = "backend_invalid_token"
             case backendError = "backend_error"
@@ -24,6 +25,28 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
         public var rawValue: String { base.rawValue }
         public var description: String { base.rawValue }
 
+        /// Every code, in a fixed order: metrics and documentation are derived from this list, never a copy of it.
+        public static var allCases: [Code] { Base.allCases.map(Code.init(base:)) }
+
+        /// The fixed sentence callers are told for this code. The detailed reason goes to the log only: a caller
+        /// without a valid credential must learn nothing about clients, keys or other tenants.
+        public var publicMessage: String {
+            switch base {
+            case .invalidRequest: "the request is malformed"
+            case .unauthenticated: "a valid credential for this provider is required"
+            case .forbidden: "this credential may not have that token"
+            case .unknownProvider: "no such provider"
+            case .unknownTokenType: "this provider does not issue that token type"
+            case .noTokenForContext: "no token is available for that context"
+            case .rateLimited: "too many requests; retry after the time given"
+            case .backendInvalidToken: "the backend produced a token that failed verification"
+            case .backendError: "the token backend failed"
+            case .backendUnavailable: "the token backend is unavailable"
+            case .backendTimeout: "the token backend did not answer in time"
+            case .internalError: "internal error"
+            }
+        }
+
         /// The request is malformed: bad IDs, missing or extra parameters, oversized values.
         public static let invalidRequest = Code(base: .invalidRequest)
         /// No credential, or one that is not valid for this provider.
@@ -34,6 +57,8 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let unknownProvider = Code(base: .unknownProvider)
         /// The provider does not issue that token type.
         public static let unknownTokenType = Code(base: .unknownTokenType)
+        /// The backend holds no token for that context (a file source without one): not worth retrying.
+        public static let noTokenForContext = Code(base: .noTokenForContext)
         /// A rate limit refused the request; `retryAfter` says for how long.
         public static let rateLimited = Code(base: .rateLimited)
         /// The backend produced a token that failed verification; it was not cached nor returned.

@@ -8,13 +8,22 @@ public struct TokenQuery: Sendable {
     public var parameters: [String: String]
     /// The raw `Authorization` header, if any.
     public var authorization: String?
+    /// The caller's address, for the failed-authentication limit per peer and for logs.
+    public var peer: PeerAddress?
 
     /// Creates a query.
-    public init(providerID: String, tokenType: String, parameters: [String: String], authorization: String?) {
+    public init(
+        providerID: String,
+        tokenType: String,
+        parameters: [String: String],
+        authorization: String?,
+        peer: PeerAddress? = nil
+    ) {
         self.providerID = providerID
         self.tokenType = tokenType
         self.parameters = parameters
         self.authorization = authorization
+        self.peer = peer
     }
 }
 
@@ -29,12 +38,13 @@ public struct TokenGrant: Sendable {
     /// How the cache produced it.
     public var outcome: TokenCacheOutcome
     /// The response body, rendered when the token entered the cache.
-    public var body: RenderedTokenBody
+    public var body: any TokenResponseBody
 
     /// When a client should start fetching a fresh one: `refreshBefore` ahead of expiry.
     public var refreshAfter: Int64 { Self.refreshAfter(token, provider: provider) }
 
-    static func refreshAfter(_ token: DeliveredToken, provider: ProviderSettings) -> Int64 {
+    /// When a client should start fetching a fresh `token` of `provider`.
+    public static func refreshAfter(_ token: DeliveredToken, provider: ProviderSettings) -> Int64 {
         max(token.issuedAt, token.expiresAt - provider.cache.refreshBefore.components.seconds)
     }
 }

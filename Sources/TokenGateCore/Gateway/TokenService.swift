@@ -1,53 +1,65 @@
 import JOSE
 public import Logging
+import Synchronization
 
 /// The gateway's one job, without HTTP: turn a raw token request into a verified token or a coded error.
 ///
+/// It serves the current ``GatewayGeneration``, read once per request, so a request finishes on the generation it
+/// started on while ``install(_:)`` swaps in the next one.
+///
 /// Order matters and is cheap-first: provider, token type and context are validated before any credential is
-/// looked at; authentication and authorization before rate limits; rate limits before the cache; the backend and
-/// the OpenSSL verification only on a cache miss. A cache hit does no signing and no signature check: the token
-/// was verified when it entered the cache.
+/// looked at; the failed-authentication limits before authentication; authentication and authorization before the
+/// rate limits; the rate limits before the cache; the backend and the OpenSSL verification only on a cache miss. A
+/// cache hit does no signing and no signature check: the token was verified when it entered the cache.
 public final class TokenService: Sendable {
-    private let runtimes: [ProviderID: ProviderRuntime]
-    private let directory: CallerDirectory
+    private let current: Mutex<GatewayGeneration>
+    private let render: TokenBodyRenderer
     private let clock: TokenGateClock
     private let logger: Logger
+    private let denials: DenialLog
 
-    /// Builds the per-provider state (authenticators, caches, limiters) for a loaded configuration.
-    public init(configuration: LoadedConfiguration, clock: TokenGateClock = .system, logger: Logger) {
-        var runtimes: [ProviderID: ProviderRuntime] = [:]
-        for (id, provider) in configuration.providers { runtimes[id] = ProviderRuntime(provider: provider, clock: clock) }
-        self.runtimes = runtimes
-        self.directory = CallerDirectory(runtimes.mapValues(\.authenticator))
+    /// Serves `generation`; `render` makes each token's response body once, when the token enters the cache.
+    public init(generation: GatewayGeneration, render: @escaping TokenBodyRenderer, clock: TokenGateClock = .system, logger: Logger) {
+        self.current = Mutex(generation)
+        self.render = render
         self.clock = clock
         self.logger = logger
+        self.denials = DenialLog(clock: clock, logger: logger)
     }
 
-    /// The providers served, by ID.
-    public var providers: [ProviderID: Provider] { runtimes.mapValues(\.provider) }
+    /// The generation requests are served from now.
+    public var generation: GatewayGeneration { current.withLock { $0 } }
 
-    /// A verified token for `query`, or a `TokenGateError` with a stable code. Denials are logged with their code.
+    /// Swaps in `next`; requests already running finish on the generation they read.
+    public func install(_ next: GatewayGeneration) {
+        current.withLock { $0 = next }
+    }
+
+    /// Logs the counts of denials that were not logged one by one (call it every few seconds).
+    public func flushDenialLog() { denials.flush() }
+
+    /// A verified token for `query`, or a `TokenGateError` with a stable code. Denials are logged in aggregate.
     public func token(for query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
+        let generation = self.generation
         do {
-            return try await grant(query)
+            return try await grant(query, in: generation)
         } catch {
-            // Only validated values reach the log: path segments are attacker-controlled text.
-            var metadata: Logger.Metadata = ["code": "\(error.code)"]
-            metadata["provider"] = "\(ProviderID(query.providerID)?.rawValue ?? "(invalid)")"
-            metadata["type"] = "\(TokenType(rawValue: query.tokenType)?.rawValue ?? "(invalid)")"
-            logger.log(level: error.code == .backendInvalidToken ? .error : .info, "token request denied: \(error.reason)", metadata: metadata)
+            // Only validated values, or escaped and truncated ones, reach the log: path segments are attacker text.
+            let provider = ProviderID(query.providerID)?.rawValue ?? Sanitized.quote(query.providerID)
+            let type = TokenType(rawValue: query.tokenType)?.rawValue ?? Sanitized.quote(query.tokenType)
+            denials.record(error, provider: provider, type: type, peer: query.peer)
             throw error
         }
     }
 
-    private func grant(_ query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
-        guard let id = ProviderID(query.providerID), let runtime = runtimes[id] else {
+    private func grant(_ query: TokenQuery, in generation: GatewayGeneration) async throws(TokenGateError) -> TokenGrant {
+        guard let id = ProviderID(query.providerID), let runtime = generation.providers[id] else {
             throw TokenGateError(.unknownProvider, "no provider with that ID")
         }
         guard let type = TokenType(rawValue: query.tokenType) else {
-            throw TokenGateError(.unknownTokenType, "no such token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw TokenGateError(.unknownTokenType, "no such token type")
         }
-        guard runtime.provider.backend.tokenTypes.contains(type) else {
+        guard runtime.backend.tokenTypes.contains(type) else {
             throw TokenGateError(.unknownTokenType, "provider \(id) does not issue \(type) tokens")
         }
         let context: TokenContext
@@ -56,17 +68,16 @@ public final class TokenService: Sendable {
         } catch {
             throw TokenGateError(.invalidRequest, error.description)
         }
-        let caller = try authenticate(query.authorization, at: runtime)
+        let caller = try authenticate(query, at: runtime, in: generation)
         try runtime.authenticator.authorize(caller, for: context)
-        try runtime.checkRateLimits(caller: caller, context: context)
+        try runtime.limiters.check(provider: id, caller: caller, context: context)
         let key = TokenCacheKey(provider: id, context: context)
         do {
             let (cached, outcome) = try await runtime.cache.value(for: key) { [self] in
                 let token = try await self.fetchVerified(context, from: runtime)
-                return CachedToken(token: token, body: RenderedTokenBody(token: token, context: context, provider: runtime.provider.settings))
+                return CachedToken(token: token, body: render(token, context, runtime.settings))
             }
-            return TokenGrant(
-                token: cached.token, context: context, provider: runtime.provider.settings, outcome: outcome, body: cached.body)
+            return TokenGrant(token: cached.token, context: context, provider: runtime.settings, outcome: outcome, body: cached.body)
         } catch let error as TokenGateError {
             throw error
         } catch is CancellationError {
@@ -76,12 +87,25 @@ public final class TokenService: Sendable {
         }
     }
 
-    private func authenticate(_ authorization: String?, at runtime: ProviderRuntime) throws(TokenGateError) -> AuthenticatedCaller {
+    /// The caller behind the request, after the failed-authentication limits; a failure is charged to them.
+    private func authenticate(
+        _ query: TokenQuery, at runtime: ProviderRuntime, in generation: GatewayGeneration
+    ) throws(TokenGateError) -> AuthenticatedCaller {
+        try runtime.limiters.checkFailedAuthentications(at: runtime.id, from: query.peer)
+        let credential: CallerCredential
         do {
-            return try runtime.authenticator.authenticate(authorization: authorization)
+            credential = try CallerCredential(authorization: query.authorization)
         } catch {
-            // A credential of another tenant is a known caller in the wrong place: forbidden, not unknown.
-            if directory.isKnownElsewhere(authorization, than: runtime.provider.id) {
+            runtime.limiters.chargeFailedAuthentication(at: runtime.id, from: query.peer)
+            throw error
+        }
+        do {
+            return try runtime.authenticator.authenticate(credential)
+        } catch {
+            runtime.limiters.chargeFailedAuthentication(at: runtime.id, from: query.peer)
+            // An api key of another tenant is a known caller in the wrong place: forbidden, not unknown. One lookup
+            // of the digest already computed; a session token is never tried on another tenant's behalf.
+            if case .apiKey(let digest) = credential, generation.isAPIKey(digest, ownedElsewhereThan: runtime.id) {
                 throw TokenGateError(.forbidden, "the credential belongs to another provider")
             }
             throw error
@@ -90,56 +114,49 @@ public final class TokenService: Sendable {
 
     /// One backend call and the OpenSSL verification every token passes before it may be cached or handed out.
     private func fetchVerified(_ context: TokenContext, from runtime: ProviderRuntime) async throws -> DeliveredToken {
-        let backend = runtime.provider.backend
-        let settings = runtime.provider.settings
-        let issued = try await backend.issue(TokenRequest(provider: settings.id, context: context))
+        let settings = runtime.settings
+        let issued = try await runtime.backend.issue(TokenRequest(provider: settings.id, context: context))
         let now = clock.wallSeconds()
-        var verifier = FleetEngineVerifier(
-            keys: try await backend.verificationKeys(),
-            audience: settings.audience,
-            leeway: settings.leeway,
-            minRemaining: settings.cache.minRemaining.components.seconds
-        )
+        var verifier: FleetEngineVerifier
+        do {
+            verifier = try runtime.verifier()
+        } catch {
+            // No key yet (a JWKS URL not fetched so far): ask for it now (rate-limited) rather than wait a period.
+            guard await runtime.keys.refreshForUnknownKey(now: clock.monotonicNanoseconds()) else { throw error }
+            verifier = try runtime.verifier()
+        }
         var outcome = Result { () throws(TokenRejection) in try verifier.verify(issued.compact, for: context, now: now) }
-        // Keys may have rotated: on an unknown kid the backend may refetch them once (it rate-limits that itself).
-        if case .failure(let rejection) = outcome, rejection.reason.rawValue == "unknown_kid",
-            let keyID = JWTVerifier.decodeUnverified(issued.compact).header?["kid"]?.stringValue,
-            let refreshed = try await backend.verificationKeys(refreshingFor: keyID)
+        // Keys may have rotated: the shared key set refetches (rate-limited there) and the token is checked once more.
+        if case .failure(let rejection) = outcome, rejection.reason == .unknownKid,
+            await runtime.keys.refreshForUnknownKey(now: clock.monotonicNanoseconds())
         {
-            verifier.keys = refreshed
+            verifier = try runtime.verifier()
             outcome = Result { () throws(TokenRejection) in try verifier.verify(issued.compact, for: context, now: now) }
         }
         switch outcome {
         case .success(let verified):
-            return DeliveredToken(
-                compact: issued.compact,
-                issuedAt: verified.issuedAt ?? now,
-                expiresAt: verified.expiresAt ?? issued.expiresAt
-            )
+            let expiresAt = verified.expiresAt ?? now
+            if let stated = issued.expiresAt, stated > expiresAt + settings.leeway || stated < expiresAt - settings.leeway {
+                logger.warning(
+                    "the backend's stated expiry disagrees with the token's exp; using exp",
+                    metadata: ["provider": "\(settings.id)", "reason": "expiry_mismatch", "stated": "\(stated)", "exp": "\(expiresAt)"])
+            }
+            return DeliveredToken(compact: issued.compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt)
         case .failure(let rejection):
-            throw TokenGateError(
-                .backendInvalidToken,
-                "the backend's token failed verification (\(rejection.reason)): \(rejection.message)"
-            )
+            throw TokenGateError(.backendInvalidToken, "the backend's token failed verification (\(rejection.reason)): \(rejection.message)")
         }
     }
 
     /// Waits until every refresh-ahead started so far has finished (tests, and a clean shutdown).
     public func waitForBackgroundRefreshes() async {
-        for runtime in runtimes.values { await runtime.cache.waitForRefreshes() }
+        for runtime in generation.providers.values { await runtime.cache.waitForRefreshes() }
     }
 
-    /// The public keys of a provider's signers as a JWKS document.
-    public func publicKeys(providerID: String) async throws(TokenGateError) -> [UInt8] {
-        guard let id = ProviderID(providerID), let runtime = runtimes[id] else {
+    /// The public keys that verify a provider's tokens, as a JWKS document.
+    public func publicKeys(providerID: String) throws(TokenGateError) -> [UInt8] {
+        guard let id = ProviderID(providerID), let runtime = generation.providers[id] else {
             throw TokenGateError(.unknownProvider, "no provider with that ID")
         }
-        do {
-            return try await runtime.provider.backend.verificationKeys().keySet.publicJSON()
-        } catch let error as TokenGateError {
-            throw error
-        } catch {
-            throw TokenGateError(.backendError, "the provider's keys are unavailable: \(error)")
-        }
+        return try runtime.keys.publicJWKS()
     }
 }

@@ -62,6 +62,17 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Whether `key` could take a request now, without taking it: for limits that are charged only when something
+    /// goes wrong (failed authentications), and looked at before the work that may go wrong.
+    public func peek(_ key: Key) -> RateLimitDecision {
+        let now = clock.monotonicNanoseconds()
+        return buckets.withLock { buckets in
+            guard let slot = buckets.slot(for: key) else { return .allowed }
+            let wait = max(buckets[slot], now) - now
+            return wait <= tolerance ? .allowed : .limited(retryAfter: .nanoseconds(Int64(clamping: wait - tolerance)))
+        }
+    }
+
     /// The number of keys with a bucket; idle ones count until they are dropped.
     public var trackedKeyCount: Int { buckets.withLock { $0.count } }
 

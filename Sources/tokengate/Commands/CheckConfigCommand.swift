@@ -15,11 +15,12 @@ struct CheckConfigCommand: AsyncParsableCommand {
     func run() async throws {
         var options = ConfigurationOptions()
         options.config = file
-        let loaded = try await options.load()
-        let server = loaded.configuration.server
+        let generation = try await options.withAssembler(logger: ConfigurationOptions.logger()) { try await options.assemble($0) }
+        let server = generation.configuration.server
         print("\(file): OK")
         print("server: http://\(server.host):\(server.port)")
-        for (id, provider) in loaded.providers.sorted(by: { $0.key < $1.key }) {
+        print("config sha256: \(generation.configurationDigest)")
+        for (id, provider) in generation.providers.sorted(by: { $0.key < $1.key }) {
             let settings = provider.settings
             let types = provider.backend.tokenTypes.sorted().map(\.rawValue).joined(separator: ", ")
             print("provider \(id)")

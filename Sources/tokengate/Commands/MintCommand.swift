@@ -17,15 +17,17 @@ struct MintCommand: AsyncParsableCommand {
     func run() async throws {
         // Arguments first: a usage error must not leave generated key files behind.
         let context = try context.context()
-        let loaded = try await configuration.load()
-        let provider = try loaded.provider(provider, file: configuration.config)
-        guard let signer = provider.backend as? StaticKeySigner else {
-            throw CLIFailure(.usage, "provider '\(provider.id)' has a \(provider.settings.backendType) backend; mint needs static-key")
-        }
-        do {
-            print(try signer.mint(for: context).compact)
-        } catch {
-            throw CLIFailure(.usage, "\(error)")
+        try await configuration.withAssembler(logger: ConfigurationOptions.logger()) { assembler in
+            let generation = try await configuration.assemble(assembler, only: provider)
+            guard let runtime = generation.providers.values.first else { throw CLIFailure(.usage, "no provider '\(provider)'") }
+            guard let signer = runtime.backend as? StaticKeySigner else {
+                throw CLIFailure(.usage, "provider '\(runtime.id)' has a \(runtime.settings.backendType) backend; mint needs static-key")
+            }
+            do {
+                print(try signer.mint(for: context).compact)
+            } catch {
+                throw CLIFailure(.usage, "\(error)")
+            }
         }
     }
 }

@@ -11,7 +11,12 @@ import UnixSignals
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve Fleet Engine tokens over HTTP for every provider in the configuration."
+        abstract: "Serve Fleet Engine tokens over HTTP for every provider in the configuration.",
+        discussion: """
+            SIGHUP (or `tokengate reload`) reloads the configuration: the next generation is built beside the \
+            running one and swapped in whole only if everything in it built. SIGTERM and SIGINT shut down \
+            gracefully.
+            """
     )
 
     @OptionGroup var configuration: ConfigurationOptions
@@ -21,45 +26,76 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int?
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
+    @Option(name: .long, help: "Write the process ID here (for `tokengate reload`); removed on exit.")
+    var pidFile: String?
+    @Option(name: .long, help: "Also reload when config.yaml or a file it names changes; look this often (e.g. 5s).")
+    var watch: String?
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw CLIFailure(.usage, "unknown --log-level '\(logLevel)'") }
+        var watchInterval: Duration?
+        if let watch {
+            guard let interval = ConfigDuration.parse(watch), interval >= .milliseconds(100) else {
+                throw CLIFailure(.usage, "--watch takes a duration of at least 100ms, such as 5s")
+            }
+            watchInterval = interval
+        }
         var logger = Logger(label: "tokengate")
         logger.logLevel = level
-        let loaded = try await configuration.load(logLevel: level)
-        var server = loaded.configuration.server
-        if let host { server.host = host }
-        if let port {
-            guard (0...65535).contains(port) else { throw CLIFailure(.usage, "--port must be 0 to 65535") }
-            server.port = port
-        }
-        warnAboutDemoCredentials(loaded, logger: logger)
-        let service = TokenService(configuration: loaded, logger: logger)
-        let host = server.host
-        let application = GatewayApplication.make(service: service, server: server, logger: logger) { port in
-            // One line on standard output, for scripts and tests that started us on port 0.
-            FileHandle.standardOutput.write(Data("tokengate listening on http://\(host):\(port)\n".utf8))
-        }
-        // Backends with background work (file watchers, key refreshers) and the session-key refreshers of jwksUrl
-        // clients run beside the server. Those fetch for the first time now, not before: until their first fetch
-        // succeeds, their clients' session tokens get 401 (the reason says the keys are not loaded yet), while
-        // /readyz already answers ready, because API-key clients and every other client are served from the start.
-        let backgroundWork = loaded.backgroundServices(jwksFetcher: HTTPJWKSFetcher(), logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [application] + backgroundWork,
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
+        try await configuration.withAssembler(logger: logger) { assembler in
+            let generation = try await configuration.assemble(assembler)
+            var server = generation.configuration.server
+            if let host { server.host = host }
+            if let port {
+                guard (0...65535).contains(port) else { throw CLIFailure(.usage, "--port must be 0 to 65535") }
+                server.port = port
+            }
+            logProviders(generation, logger: logger)
+            let service = TokenService(generation: generation, logger: logger)
+            let host = server.host
+            let application = GatewayApplication.make(service: service, server: server, logger: logger) { port in
+                // One line on standard output, for scripts and tests that started us on port 0.
+                FileHandle.standardOutput.write(Data("tokengate listening on http://\(host):\(port)\n".utf8))
+            }
+            // The reloader runs each generation's background work (JWKS refreshers, file watchers) and swaps
+            // generations on SIGHUP. A JWKS URL is fetched for the first time now, not before: until then, tokens
+            // its keys verify are refused, while every other provider and client is served from the start.
+            let reloader = GatewayReloader(
+                service: service, assembler: assembler, configurationPath: configuration.config,
+                watchInterval: watchInterval, logger: logger)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [application, reloader],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger
+                )
             )
-        )
-        try await group.run()
+            try writePIDFile()
+            defer { if let pidFile { try? FileManager.default.removeItem(atPath: pidFile) } }
+            try await group.run()
+        }
     }
 
-    /// The bundled demo configuration accepts a published API key: say so loudly, every start.
-    private func warnAboutDemoCredentials(_ loaded: LoadedConfiguration, logger: Logger) {
-        guard let demoDigest = try? Digest.sha256(Array(Self.demoAPIKey.utf8)) else { return }
-        for (id, provider) in loaded.providers {
-            for client in provider.settings.clients {
+    private func writePIDFile() throws(CLIFailure) {
+        guard let pidFile else { return }
+        guard FileManager.default.createFile(atPath: pidFile, contents: Data("\(getpid())\n".utf8)) else {
+            throw CLIFailure(.usage, "cannot write the pid file \(pidFile)")
+        }
+    }
+
+    /// One line per provider at start, and a loud warning for the published demo key.
+    private func logProviders(_ generation: GatewayGeneration, logger: Logger) {
+        let demoDigest = try? Digest.sha256(Array(Self.demoAPIKey.utf8))
+        for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
+            let settings = runtime.settings
+            logger.info(
+                "provider loaded",
+                metadata: [
+                    "provider": "\(id)", "backend": "\(settings.backendType)",
+                    "token_types": "\(runtime.backend.tokenTypes.sorted().map(\.rawValue).joined(separator: ","))",
+                    "clients": "\(settings.clients.count)",
+                ])
+            for client in settings.clients {
                 if case .apiKey(let digest) = client.credential, digest == demoDigest {
                     logger.warning(
                         "DEMO CONFIGURATION: client '\(client.name)' of provider \(id) accepts the published demo API key '\(Self.demoAPIKey)'. Never use it in production."

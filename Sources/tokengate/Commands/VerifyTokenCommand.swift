@@ -74,20 +74,17 @@ struct VerifyTokenCommand: AsyncParsableCommand {
         guard key.isEmpty else { throw CLIFailure(.usage, "--key cannot be combined with --provider: the provider's keys are used") }
         // Arguments first: a usage error must not leave generated key files behind.
         let requested = context.isEmpty ? nil : try context.context()
-        let loaded = try await configuration.load()
-        let provider = try loaded.provider(providerID, file: configuration.config)
-        let keys: VerificationKeys
-        do {
-            keys = try await provider.backend.verificationKeys()
-        } catch {
-            throw CLIFailure(.usage, "cannot get the verification keys of provider '\(providerID)': \(error)")
+        let verifier = try await configuration.withAssembler(logger: ConfigurationOptions.logger()) { assembler in
+            let generation = try await configuration.assemble(assembler, only: providerID)
+            guard let runtime = generation.providers.values.first else { throw CLIFailure(.usage, "no provider '\(providerID)'") }
+            // The command line runs no refreshers: fetch the provider's JWKS URLs once, here.
+            await runtime.fetchMissingKeys()
+            do {
+                return try runtime.verifier()
+            } catch {
+                throw CLIFailure(.usage, "cannot get the verification keys of provider '\(providerID)': \(error)")
+            }
         }
-        let verifier = FleetEngineVerifier(
-            keys: keys,
-            audience: provider.settings.audience,
-            leeway: provider.settings.leeway,
-            minRemaining: ConfigDuration.seconds(provider.settings.cache.minRemaining)
-        )
         return Result { () throws(TokenRejection) in
             // Without a requested context, the token's own claim names it; its shape is still checked.
             let scope: TokenContext

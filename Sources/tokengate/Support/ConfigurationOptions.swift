@@ -5,51 +5,55 @@ import Logging
 import FileTokenSource
 import StaticKeySigner
 import TokenGateCore
+import TokenGateHTTP
 import UpstreamHTTPProvider
-
-/// The plugins compiled into this build, by `backend.type`. The upstream plugin's client follows no redirects
-/// and leaves retries to the plugin's own budget.
-let backendRegistry = BackendRegistry([
-    StaticKeySignerFactory(),
-    UpstreamHTTPProviderFactory(
-        httpClient: HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: UpstreamHTTPProviderFactory.recommendedConfiguration()
-        )
-    ),
-    FileTokenSourceFactory(),
-])
 
 /// `--config FILE`, shared by the subcommands that read `config.yaml`.
 struct ConfigurationOptions: ParsableArguments {
     @Option(name: .long, help: "The configuration file.")
     var config: String = "config.yaml"
 
-    /// Loads and validates the configuration and builds every backend; a problem becomes exit status 2.
-    func load(logLevel: Logger.Level = .warning) async throws(CLIFailure) -> LoadedConfiguration {
-        var logger = Logger(label: "tokengate")
-        logger.logLevel = logLevel
-        let loader = ConfigurationLoader(
-            registry: backendRegistry,
+    /// Runs `body` with an assembler for this build's plugins. Its one HTTP client (upstream token servers and
+    /// JWKS URLs alike: no redirects, no silent connection retries) lives as long as `body` and is shut down after.
+    func withAssembler<Result>(logger: Logger, _ body: (GatewayAssembler) async throws -> Result) async throws -> Result {
+        let client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: UpstreamHTTPProviderFactory.recommendedConfiguration()
+        )
+        let assembler = GatewayAssembler(
+            registry: BackendRegistry([StaticKeySignerFactory(), UpstreamHTTPProviderFactory(httpClient: client), FileTokenSourceFactory()]),
             environment: ProcessInfo.processInfo.environment,
-            clock: .system,
-            logger: logger
+            logger: logger,
+            jwksFetcher: HTTPJWKSFetcher(client: client)
         )
         do {
-            return try await loader.load(path: config)
+            let result = try await body(assembler)
+            try await client.shutdown()
+            return result
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    /// Assembles the configuration (only `provider` when given); a problem becomes exit status 2.
+    func assemble(_ assembler: GatewayAssembler, only provider: String? = nil) async throws(CLIFailure) -> GatewayGeneration {
+        var only: ProviderID?
+        if let provider {
+            guard let id = ProviderID(provider) else { throw CLIFailure(.usage, "\(config): '\(provider)' is not a provider ID") }
+            only = id
+        }
+        do {
+            return try await assembler.build(path: config, only: only)
         } catch {
             throw .usage(error)
         }
     }
-}
 
-extension LoadedConfiguration {
-    /// The provider named on the command line, or exit status 2 listing the ones that exist.
-    func provider(_ rawID: String, file: String) throws(CLIFailure) -> Provider {
-        guard let id = ProviderID(rawID), let provider = providers[id] else {
-            let known = providers.keys.sorted().map(\.rawValue).joined(separator: ", ")
-            throw CLIFailure(.usage, "\(file): no provider '\(rawID)'; it declares: \(known)")
-        }
-        return provider
+    /// A logger for commands that only report problems.
+    static func logger(level: Logger.Level = .warning) -> Logger {
+        var logger = Logger(label: "tokengate")
+        logger.logLevel = level
+        return logger
     }
 }

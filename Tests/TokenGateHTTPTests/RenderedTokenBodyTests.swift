@@ -1,6 +1,7 @@
 import JOSE
 import Testing
-@testable import TokenGateCore
+import TokenGateCore
+import TokenGateHTTP
 
 @Suite struct RenderedTokenBodyTests {
     static let token = DeliveredToken(compact: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln-_", issuedAt: 1_700_000_000, expiresAt: 1_700_003_600)

@@ -1,4 +1,5 @@
 import JOSE
+public import TokenGateCore
 
 /// A token response body rendered once, when the token enters the cache, so a cache hit only copies bytes.
 ///
@@ -15,7 +16,7 @@ import JOSE
 /// var buffer = allocator.buffer(capacity: body.byteCount(now: now))
 /// body.write(now: now) { buffer.writeBytes($0) }
 /// ```
-public struct RenderedTokenBody: Sendable {
+public struct RenderedTokenBody: TokenResponseBody {
     enum Part: Sendable {
         /// JSON text fixed for this token.
         case fixed([UInt8])
@@ -39,7 +40,7 @@ public struct RenderedTokenBody: Sendable {
     private let secondsLeftCount: Int
 
     /// Renders the body of `token`, served for `context` by `provider`.
-    init(token: DeliveredToken, context: TokenContext, provider: ProviderSettings) {
+    public init(token: DeliveredToken, context: TokenContext, provider: ProviderSettings) {
         var members: [(key: String, value: Value)] = []
         func add(_ key: String, _ value: Value) {
             // First one wins: the mapping's keys go in first, the standard fields only where names are free.

@@ -1,0 +1,50 @@
+public import ServiceLifecycle
+
+/// Everything the gateway serves with, assembled in one place by ``GatewayAssembler`` and swapped whole by a
+/// reload: the configuration it came from, one runtime per provider, the shared key sets, and the background work.
+///
+/// Immutable; a request reads the current generation once and keeps the provider runtime it resolved, so it never
+/// sees a mix of two configurations.
+public final class GatewayGeneration: Sendable {
+    /// 1 for the generation `serve` started with, then one more per successful reload.
+    public let number: Int
+    /// The SHA-256 of the configuration file's bytes, lower-case hex.
+    public let configurationDigest: String
+    /// The validated configuration.
+    public let configuration: GatewayConfiguration
+    /// The providers, by ID.
+    public let providers: [ProviderID: ProviderRuntime]
+    /// Every JWKS URL in use, each with its one key set.
+    public let keySets: KeySetDirectory
+    /// Which providers' api-key clients hold each key digest: the "credential of another tenant" answer (403, not
+    /// 401) is one lookup here, never an authentication on another tenant's behalf. Revoked clients are left out.
+    let apiKeyOwners: [[UInt8]: [ProviderID]]
+
+    init(
+        number: Int,
+        configurationDigest: String,
+        configuration: GatewayConfiguration,
+        providers: [ProviderID: ProviderRuntime],
+        keySets: KeySetDirectory,
+        apiKeyOwners: [[UInt8]: [ProviderID]]
+    ) {
+        self.number = number
+        self.configurationDigest = configurationDigest
+        self.configuration = configuration
+        self.providers = providers
+        self.keySets = keySets
+        self.apiKeyOwners = apiKeyOwners
+    }
+
+    /// What runs beside the server while this generation serves: one refresher per key set, and each backend's own
+    /// work (a file source's watcher). Each ends when cancelled, so a reload can stop them all.
+    public var services: [any Service] {
+        let backends = providers.keys.sorted().compactMap { providers[$0]?.backend.backgroundWork }
+        return keySets.refreshers + backends
+    }
+
+    /// Whether a key digest belongs to an api-key client of a provider other than `provider`.
+    func isAPIKey(_ digest: [UInt8], ownedElsewhereThan provider: ProviderID) -> Bool {
+        apiKeyOwners[digest]?.contains { $0 != provider } == true
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import JOSE
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// Runs the current generation's background work and swaps in a new generation when the configuration changes:
+/// on SIGHUP, on ``reload(trigger:)``, and (optionally) when a poll of `config.yaml` and every file it names sees
+/// new content.
+///
+/// The next generation is built outside any lock, from the file as it is now, handing on from the running one
+/// every part whose configuration did not change (caches, limiter state, session memos, key sets). It is swapped in
+/// only if everything built; otherwise the running generation keeps serving untouched and the located reason is
+/// logged. After a swap the old generation's work (key refreshers, file watchers) is cancelled and the new one's
+/// started; requests in flight finish on the generation they started on.
+public final class GatewayReloader: Service {
+    /// The service whose generation is swapped.
+    public let service: TokenService
+    /// Builds each next generation.
+    public let assembler: GatewayAssembler
+    /// The configuration file.
+    public let configurationPath: String
+    /// How often to look at the files for a change; nil: only on SIGHUP or ``reload(trigger:)``.
+    public let watchInterval: Duration?
+    private let logger: Logger
+    private let triggers: AsyncStream<String>
+    private let trigger: AsyncStream<String>.Continuation
+    private let swap = Mutex<SwapSignal>(SwapSignal())
+
+    struct SwapSignal {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    /// A reloader of `service` from the file at `configurationPath`.
+    public init(
+        service: TokenService, assembler: GatewayAssembler, configurationPath: String, watchInterval: Duration? = nil,
+        logger: Logger
+    ) {
+        self.service = service
+        self.assembler = assembler
+        self.configurationPath = configurationPath
+        self.watchInterval = watchInterval
+        self.logger = logger
+        (triggers, trigger) = AsyncStream.makeStream(of: String.self)
+    }
+
+    /// Asks for a reload without waiting for it (what SIGHUP does).
+    public func requestReload(trigger reason: String) { trigger.yield(reason) }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.runGenerations() }
+                group.addTask { await self.reloadOnRequest() }
+                group.addTask {
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) { self.requestReload(trigger: "SIGHUP") }
+                }
+                if let interval = self.watchInterval { group.addTask { await self.watch(every: interval) } }
+                group.addTask { await self.flushDenialLog() }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        trigger.finish()
+    }
+
+    /// Builds the next generation and swaps it in if everything built; returns it, or throws the reason the running
+    /// generation stays (and logs it).
+    @discardableResult
+    public func reload(trigger reason: String) async throws -> GatewayGeneration {
+        let previous = service.generation
+        let next: GatewayGeneration
+        do {
+            next = try await assembler.build(path: configurationPath, previous: previous)
+        } catch {
+            logger.error(
+                "configuration not reloaded; the running one stays in force",
+                metadata: ["trigger": "\(reason)", "generation": "\(previous.number)", "reason": "\(error)"])
+            throw error
+        }
+        // A provider the reload adds must not start with no keys: fetch the new URLs before the swap (bounded by
+        // the fetcher's deadline; a failure leaves the set to its refresher).
+        await next.keySets.fetchMissing()
+        service.install(next)
+        signalSwap()
+        let kept = next.providers.values.filter { $0.cache === previous.providers[$0.id]?.cache }.map(\.id.rawValue).sorted()
+        logger.notice(
+            "configuration reloaded",
+            metadata: [
+                "trigger": "\(reason)", "generation": "\(next.number)", "config_sha256": "\(next.configurationDigest)",
+                "providers": "\(next.providers.count)", "caches_kept": "\(kept.joined(separator: ","))",
+            ])
+        return next
+    }
+
+    private func reloadOnRequest() async {
+        for await reason in triggers { _ = try? await reload(trigger: reason) }
+    }
+
+    /// Runs each generation's services until the next swap, then cancels them and runs the next one's.
+    private func runGenerations() async {
+        var generation = service.generation
+        while !Task.isCancelled {
+            let services = generation.services
+            let logger = logger
+            let swapped = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await withTaskGroup(of: Void.self) { work in
+                        for service in services {
+                            work.addTask {
+                                do { try await service.run() } catch {
+                                    logger.error("background work failed", metadata: ["service": "\(type(of: service))", "reason": "\(error)"])
+                                }
+                            }
+                        }
+                    }
+                    return false
+                }
+                group.addTask { await self.nextSwap() }
+                defer { group.cancelAll() }
+                while let result = await group.next() {
+                    if result { return true }
+                    if Task.isCancelled { return false }
+                }
+                return false
+            }
+            guard swapped else { return }
+            generation = service.generation
+        }
+    }
+
+    private func signalSwap() {
+        let waiter = swap.withLock { signal in
+            signal.pending = true
+            defer { signal.waiter = nil }
+            return signal.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns true at the next swap, false if cancelled first.
+    private func nextSwap() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = swap.withLock { signal -> Bool in
+                    if signal.pending || Task.isCancelled { return true }
+                    signal.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = swap.withLock { signal in
+                defer { signal.waiter = nil }
+                return signal.waiter
+            }
+            waiter?.resume()
+        }
+        return swap.withLock { signal in
+            defer { signal.pending = false }
+            return signal.pending && !Task.isCancelled
+        }
+    }
+
+    /// Polls the configuration and every file it names; a change seen twice in a row (not mid-write) reloads.
+    private func watch(every interval: Duration) async {
+        var loaded = watchDigest()
+        var lastSeen = loaded
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return }
+            let seen = watchDigest()
+            if seen != loaded, seen == lastSeen {
+                loaded = seen
+                requestReload(trigger: "file change")
+            }
+            lastSeen = seen
+        }
+    }
+
+    private func watchDigest() -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: configurationPath) else { return nil }
+        let file = ConfigFile(path: configurationPath, environment: assembler.environment)
+        let text = (try? ConfigNode.parse([UInt8](data), file: file).fingerprintText()) ?? ""
+        return try? Digest.sha256([UInt8](data) + Array(text.utf8))
+    }
+
+    private func flushDenialLog() async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(10)) } catch { return }
+            service.flushDenialLog()
+        }
+    }
+}

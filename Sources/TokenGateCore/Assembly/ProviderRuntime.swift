@@ -1,0 +1,72 @@
+import JOSE
+
+/// Everything one provider needs at request time, built by the ``GatewayAssembler``: its settings, its backend and
+/// the keys that verify it, its callers, its cache and its limiters.
+///
+/// A reload builds a new runtime for every provider, but hands on the parts whose configuration did not change
+/// (see ``ProviderFingerprints``): the backend, keys and cache when the backend's settings are the same, the
+/// authenticator (and its session memo) when the clients are, the limiters when the limits are.
+public final class ProviderRuntime: Sendable {
+    /// The validated settings.
+    public let settings: ProviderSettings
+    /// The backend its plugin built.
+    public let backend: any TokenBackend
+    let keys: ProviderKeys
+    let authenticator: CallerAuthenticator
+    let cache: TokenCache<TokenCacheKey, CachedToken>
+    let limiters: ProviderLimiters
+    let fingerprints: ProviderFingerprints
+
+    /// The provider ID.
+    public var id: ProviderID { settings.id }
+
+    init(
+        settings: ProviderSettings,
+        backend: any TokenBackend,
+        keys: ProviderKeys,
+        authenticator: CallerAuthenticator,
+        cache: TokenCache<TokenCacheKey, CachedToken>,
+        limiters: ProviderLimiters,
+        fingerprints: ProviderFingerprints
+    ) {
+        self.settings = settings
+        self.backend = backend
+        self.keys = keys
+        self.authenticator = authenticator
+        self.cache = cache
+        self.limiters = limiters
+        self.fingerprints = fingerprints
+    }
+
+    /// The keys that verify this provider's tokens now; throws `backend_unavailable` while it has none.
+    public func verificationKeys() throws(TokenGateError) -> VerificationKeys { try keys.current() }
+
+    /// The exact check every token of this provider passes before it reaches a client.
+    public func verifier() throws(TokenGateError) -> FleetEngineVerifier {
+        FleetEngineVerifier(
+            keys: try keys.current(),
+            audience: settings.audience,
+            leeway: settings.leeway,
+            minRemaining: settings.cache.minRemaining.components.seconds
+        )
+    }
+
+    /// Fetches the keys of every JWKS URL this provider uses that has none yet (the command line runs no
+    /// refreshers).
+    public func fetchMissingKeys() async {
+        for set in keys.remoteSets where set.current() == nil { await set.refresh() }
+    }
+
+    /// The number of cached tokens.
+    public var cachedTokenCount: Int { cache.count }
+}
+
+/// Digests of what each part of a provider was built from, to tell on reload which parts may be handed on.
+struct ProviderFingerprints: Sendable, Equatable {
+    /// The backend section with every file it names, the audience, leeway, cache policy and response mapping.
+    var backend: [UInt8]
+    /// The clients with every key file they name, and the leeway their session tokens are checked with.
+    var clients: [UInt8]
+    /// The rate limits.
+    var limits: [UInt8]
+}

@@ -1,0 +1,72 @@
+import Logging
+import Synchronization
+
+/// Denials logged in aggregate, so a flood of bad requests cannot flood the log (or spend a served token's CPU on
+/// logging): the first denial of each provider and code in an interval is logged with its reason; the ones after
+/// it are only counted, and the count is logged once the interval is over (by the next denial of that kind, or by
+/// ``flush()``, which `serve` calls on a timer).
+final class DenialLog: Sendable {
+    struct Key: Hashable {
+        var provider: String
+        var code: TokenGateError.Code
+    }
+
+    struct Window {
+        var startedAt: UInt64
+        var suppressed: Int
+    }
+
+    let interval: UInt64
+    private let clock: TokenGateClock
+    private let logger: Logger
+    private let windows = Mutex<[Key: Window]>([:])
+
+    init(interval: Duration = .seconds(10), clock: TokenGateClock, logger: Logger) {
+        self.interval = TokenGateClock.nanoseconds(interval)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Logs or counts one denial. `provider` is a validated ID or an escaped, truncated rendering of what was sent.
+    func record(_ error: TokenGateError, provider: String, type: String, peer: PeerAddress?) {
+        let now = clock.monotonicNanoseconds()
+        let key = Key(provider: provider, code: error.code)
+        let (logNow, finished) = windows.withLock { windows -> (Bool, Int) in
+            if let window = windows[key], now >= window.startedAt, now - window.startedAt < interval {
+                windows[key]!.suppressed += 1
+                return (false, 0)
+            }
+            let finished = windows[key]?.suppressed ?? 0
+            windows[key] = Window(startedAt: now, suppressed: 0)
+            return (true, finished)
+        }
+        guard logNow else { return }
+        if finished > 0 { logSuppressed(finished, key) }
+        var metadata: Logger.Metadata = ["code": "\(error.code)"]
+        if let peer { metadata["peer"] = "\(peer)" }
+        metadata["provider"] = "\(provider)"
+        metadata["type"] = "\(type)"
+        let level: Logger.Level = error.code == .backendInvalidToken || error.code == .internalError ? .error : .info
+        logger.log(level: level, "token request denied: \(error.reason)", metadata: metadata)
+    }
+
+    /// Logs the counts of every interval that is over, and forgets those intervals.
+    func flush() {
+        let now = clock.monotonicNanoseconds()
+        let finished = windows.withLock { windows -> [(Key, Int)] in
+            var finished: [(Key, Int)] = []
+            for (key, window) in windows where now < window.startedAt || now - window.startedAt >= interval {
+                finished.append((key, window.suppressed))
+                windows[key] = nil
+            }
+            return finished
+        }
+        for (key, count) in finished where count > 0 { logSuppressed(count, key) }
+    }
+
+    private func logSuppressed(_ count: Int, _ key: Key) {
+        logger.info(
+            "token requests denied and not logged one by one",
+            metadata: ["code": "\(key.code)", "provider": "\(key.provider)", "count": "\(count)"])
+    }
+}

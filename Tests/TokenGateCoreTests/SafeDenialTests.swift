@@ -1,0 +1,125 @@
+import Foundation
+import JOSE
+import Logging
+import Testing
+@testable import TokenGateCore
+
+/// The denial paths of a generation with two tenants: another tenant's API key is one lookup (403), a session token
+/// is never verified on another tenant's behalf, failed authentications are limited before any credential work,
+/// and denials are logged in aggregate.
+@Suite struct SafeDenialTests {
+    static let acmeKey = "tg_acme"
+    static let zoomKey = "tg_zoom"
+
+    let clock = ManualTestClock()
+    let idp: TestIdentityProvider
+    let logs = RecordedLogs()
+    let service: TokenService
+    let directory: URL
+
+    init() async throws {
+        idp = try TestIdentityProvider()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("denials-\(UInt64.random(in: 0...UInt64.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let jwksPath = directory.appendingPathComponent("idp.jwks.json").path
+        #expect(FileManager.default.createFile(atPath: jwksPath, contents: Data(try idp.jwks.publicJSON())))
+        let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
+        let yaml = """
+            defaults:
+              rateLimits: { failedAuth: { rate: 60000/min, burst: 10000 }, failedAuthPerPeer: { rate: 60/min, burst: 5 } }
+            providers:
+              acme-rides:
+                backend: { type: inert }
+                clients:
+                  - { name: acme-backend, type: api-key, keySha256: \(try digest(Self.acmeKey)), allow: { consumer: any } }
+                  - { name: acme-old, type: api-key, keySha256: \(try digest("tg_acme_old")), allow: { consumer: any }, revoked: true }
+                  - name: rider-app
+                    type: jwt
+                    jwksFile: \(jwksPath)
+                    issuer: \(TestIdentityProvider.issuer)
+                    audience: \(TestIdentityProvider.audience)
+                    allow: { consumer: { claim: trips } }
+              zoom-cabs:
+                backend: { type: inert }
+                clients:
+                  - { name: zoom-backend, type: api-key, keySha256: \(try digest(Self.zoomKey)), allow: { consumer: any } }
+            """
+        let assembler = GatewayAssembler(
+            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: clock.clock,
+            logger: logs.logger, jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
+        let generation = try await assembler.build(
+            bytes: Array(yaml.utf8), file: ConfigFile(path: directory.appendingPathComponent("config.yaml").path, environment: [:]))
+        service = TokenService(
+            generation: generation, render: { token, _, _ in FixedBody(bytes: Array(token.compact.utf8)) }, clock: clock.clock,
+            logger: logs.logger)
+    }
+
+    func denial(_ provider: String, _ authorization: String?, peer: UInt32 = 0x7F00_0001) async -> TokenGateError? {
+        let query = TokenQuery(
+            providerID: provider, tokenType: "consumer", parameters: ["tripId": "trip-1"], authorization: authorization,
+            peer: PeerAddress(ipv4: peer))
+        do {
+            _ = try await service.token(for: query)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    var acmeAuthenticator: CallerAuthenticator { service.generation.providers[AuthFixtures.acme]!.authenticator }
+
+    @Test func anAPIKeyOfAnotherProviderIsForbiddenNotUnauthenticated() async throws {
+        #expect(await denial("zoom-cabs", "Bearer \(Self.acmeKey)")?.code == .forbidden)
+        // Its own provider accepts it (and the inert backend then fails, which is past authentication).
+        #expect(await denial("acme-rides", "Bearer \(Self.acmeKey)")?.code == .backendError)
+    }
+
+    @Test func aSessionTokenIsNeverVerifiedOnAnotherTenantsBehalf() async throws {
+        let token = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
+        #expect(await denial("zoom-cabs", "Bearer \(token)")?.code == .unauthenticated)
+        #expect(acmeAuthenticator.sessionVerificationCount == 0)
+    }
+
+    @Test(arguments: [nil, "", "Bearer", "Bearer tg_nobody", "Bearer tg_acme_old"] as [String?])
+    func unknownMissingMalformedOrRevokedStayUnauthenticated(header: String?) async {
+        #expect(await denial("zoom-cabs", header)?.code == .unauthenticated)
+    }
+
+    @Test func failedAuthenticationsFromOnePeerAreRefusedBeforeAnyCredentialWork() async throws {
+        for _ in 0..<5 { #expect(await denial("acme-rides", "Bearer tg_wrong")?.code == .unauthenticated) }
+        // The peer's burst is spent: even a valid session token is refused before its signature is checked.
+        let token = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
+        let limited = await denial("acme-rides", "Bearer \(token)")
+        #expect(limited?.code == .rateLimited)
+        #expect(limited?.retryAfterSeconds != nil)
+        #expect(acmeAuthenticator.sessionVerificationCount == 0)
+        // Another address is not affected, and good credentials are never charged.
+        #expect(await denial("acme-rides", "Bearer \(token)", peer: 0x7F00_0002)?.code == .backendError)
+        #expect(await denial("acme-rides", "Bearer \(token)", peer: 0x7F00_0002)?.code == .backendError)
+        // Refill: one per second at 60/min.
+        clock.advance(by: .seconds(1))
+        #expect(await denial("acme-rides", "Bearer \(token)")?.code == .backendError)
+    }
+
+    @Test func denialsAreLoggedInAggregateNeverOneLinePerRequest() async throws {
+        for _ in 0..<500 { _ = await denial("nobody-here", "Bearer x") }
+        for _ in 0..<500 { _ = await denial("acme-rides", "Bearer \(Self.zoomKey)", peer: UInt32.random(in: 1...UInt32.max)) }
+        #expect(logs.all.count == 2, "\(logs.all)")
+        clock.advance(by: .seconds(11))
+        service.flushDenialLog()
+        let lines = logs.all
+        #expect(lines.count == 4)
+        #expect(lines.contains { $0.contains("count=499") && $0.contains("code=unknown_provider") })
+        #expect(lines.contains { $0.contains("count=499") && $0.contains("code=forbidden") })
+        // Attacker text reaches the log escaped and truncated only.
+        _ = await denial(String(repeating: "\u{1B}[31m", count: 20), "Bearer x")
+        #expect(logs.all.last?.contains("\u{1B}") == false)
+    }
+}
+
+/// A pre-rendered body that is just bytes.
+struct FixedBody: TokenResponseBody {
+    let bytes: [UInt8]
+    func byteCount(now: Int64) -> Int { bytes.count }
+    func write(now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) { bytes.withUnsafeBytes(sink) }
+}

@@ -12,8 +12,8 @@ struct TokenGateCommand: AsyncParsableCommand {
         abstract: "Mints, fetches, verifies and serves Google Fleet Engine tokens for many tenants.",
         version: "0.1.0",
         subcommands: [
-            ServeCommand.self, CheckConfigCommand.self, VerifyTokenCommand.self, MintCommand.self, KeygenCommand.self,
-            HashAPIKeyCommand.self, ReloadCommand.self,
+            ServeCommand.self, ReloadCommand.self, CheckConfigCommand.self, VerifyTokenCommand.self, MintCommand.self,
+            MintSessionCommand.self, KeygenCommand.self, HashAPIKeyCommand.self,
         ]
     )
 

@@ -11,33 +11,45 @@ import Testing
     }
 
     @Test(arguments: [JWSAlgorithm.rs256, .es256, .edDSA])
-    func keygenWritesAnOwnerOnlyKeyWhosePublicJWKVerifiesItsTokens(_ algorithm: JWSAlgorithm) async throws {
+    func keygenWritesAnOwnerOnlyKeyWhosePublicJWKSVerifiesItsTokens(_ algorithm: JWSAlgorithm) async throws {
         try await withCLI { cli in
             let result = try await cli.run(["keygen", "--alg", algorithm.rawValue, "--out", "keys", "--kid", "test-key"])
             try #require(result.status == 0, "\(result)")
             #expect(result.stdout.contains("kid:         test-key"))
+            #expect(result.stdout.contains("jwksFile: keys/test-key.jwks.json"), "the config snippet that uses it:\n\(result)")
+            #expect(result.stdout.contains("- jwksFile: keys/test-key.jwks.json") == (algorithm == .rs256), "verify: is RS256 only")
 
             let privateAttributes = try FileManager.default.attributesOfItem(atPath: cli.path("keys/test-key.pem"))
             #expect((privateAttributes[.posixPermissions] as? Int) == 0o600)
-            let publicJWK = try #require(try JSON.parse(Array(cli.read("keys/test-key.jwk.json"))).objectValue)
-            #expect(publicJWK["kid"] == "test-key")
-            #expect(publicJWK["alg"] == .string(algorithm.rawValue))
-            #expect(publicJWK["d"] == nil, "the public JWK must hold no private member")
+            let publicAttributes = try FileManager.default.attributesOfItem(atPath: cli.path("keys/test-key.jwks.json"))
+            #expect((publicAttributes[.posixPermissions] as? Int) == 0o644)
+            #expect(!FileManager.default.fileExists(atPath: cli.path("keys/test-key.json")), "no service account asked for")
+
+            // What a `jwksFile:` entry reads: a JWKS document with the public key only.
+            let jwks = try #require(try JSON.parse(Array(cli.read("keys/test-key.jwks.json"))).objectValue)
+            let members = try #require(jwks["keys"]?.arrayValue)
+            #expect(members.count == 1)
+            #expect(members.first?.objectValue?["d"] == nil, "the public JWKS must hold no private member")
+            let set = try JWKSet(json: Array(cli.read("keys/test-key.jwks.json")))
+            let published = try #require(set.key(withID: "test-key"))
+            #expect(published.algorithm == algorithm)
+            #expect(!published.isPrivate)
 
             let pem = String(decoding: try cli.read("keys/test-key.pem"), as: UTF8.self)
             let key = try JWSKey.pem(pem, keyID: "test-key")
             #expect(key.isPrivate)
             #expect(key.algorithm == algorithm)
+            #expect(try key.publicJWK() == published.publicJWK(), "the JWKS holds the PEM's public half")
             let token = try JWSSigner(key: key).sign(claims: TokenKit.claims())
             let verified = try await cli.run(
-                ["verify-token", token, "--key", "keys/test-key.jwk.json", "--now", "\(TokenKit.now)", "--require-kid", "--json"])
+                ["verify-token", token, "--key", "keys/test-key.jwks.json", "--now", "\(TokenKit.now)", "--require-kid", "--json"])
             #expect(verified.status == 0, "\(verified)")
             #expect(try CLIFixtures.verdict(verified)["valid"] == true)
 
             // A token signed by another key with the same kid is not accepted.
             let impostor = try JWSKey.generate(algorithm, keyID: "test-key")
             let forged = try JWSSigner(key: impostor).sign(claims: TokenKit.claims())
-            let rejected = try await cli.run(["verify-token", forged, "--key", "keys/test-key.jwk.json", "--now", "\(TokenKit.now)", "--json"])
+            let rejected = try await cli.run(["verify-token", forged, "--key", "keys/test-key.jwks.json", "--now", "\(TokenKit.now)", "--json"])
             #expect(rejected.status == 1, "\(rejected)")
             #expect(try CLIFixtures.verdict(rejected)["reason"] == "bad_signature")
         }
@@ -49,9 +61,9 @@ import Testing
             try #require(result.status == 0, "\(result)")
             let kid = try #require(Self.value(of: "kid:", in: result.stdout), "\(result)")
             #expect(kid.count == 40 && kid.allSatisfy(\.isHexDigit), "kid \(kid)")
-            let publicJWK = try #require(try JSON.parse(Array(cli.read("keys/\(kid).jwk.json"))).objectValue)
-            #expect(publicJWK["kid"] == .string(kid))
-            #expect(publicJWK["kty"] == "RSA")
+            let set = try JWKSet(json: Array(cli.read("keys/\(kid).jwks.json")))
+            #expect(set.keys.map(\.keyID) == [kid])
+            #expect(set.keys.first?.summary == "RSA 2048")
         }
     }
 
@@ -76,8 +88,19 @@ import Testing
             let original = try cli.read("keys/k1.pem")
             let second = try await cli.run(["keygen", "--out", "keys", "--kid", "k1"])
             #expect(second.status == 2, "\(second)")
-            #expect(second.stderr.contains("exists"), "\(second)")
+            #expect(second.stderr.contains("already exist"), "\(second)")
             #expect(try cli.read("keys/k1.pem") == original)
+        }
+    }
+
+    @Test func keygenWritesNothingWhenAnyOfItsFilesExists() async throws {
+        try await withCLI { cli in
+            try cli.write("keys/k2.jwks.json", "{}")
+            let result = try await cli.run(["keygen", "--out", "keys", "--kid", "k2"])
+            #expect(result.status == 2, "\(result)")
+            #expect(result.stderr.contains("keys/k2.jwks.json already exists"), "\(result)")
+            #expect(!FileManager.default.fileExists(atPath: cli.path("keys/k2.pem")), "no private key without its JWKS")
+            #expect(try cli.read("keys/k2.jwks.json") == Data("{}".utf8))
         }
     }
 

@@ -5,22 +5,23 @@ struct ClaimsCheck {
     let now: Int64
 
     func run() throws(JWTValidationError) {
-        let expiration = try time("exp")
-        let notBefore = try time("nbf")
-        let issuedAt = try time("iat")
+        // Whole seconds, each rounded the way that makes the token less acceptable (see NumericDate).
+        let expiration = try date("exp")
+        let notBefore = try date("nbf")
+        let issuedAt = try date("iat")
         let leeway = max(policy.leeway, 0)
         if let expiration {
             // Valid while now < exp (RFC 7519 section 4.1.4), stretched by the leeway.
-            guard now < saturatingAdd(expiration, leeway) else {
+            guard now < saturatingAdd(expiration.floor, leeway) else {
                 throw JWTValidationError(.expired, "The token expired.")
             }
         } else if policy.requireExpiration {
             throw JWTValidationError(.missingClaim, "The token has no \"exp\" claim.")
         }
-        if let notBefore, notBefore > saturatingAdd(now, leeway) {
+        if let notBefore, notBefore.ceiling > saturatingAdd(now, leeway) {
             throw JWTValidationError(.notYetValid, "The token is not valid yet (nbf).")
         }
-        if let issuedAt, issuedAt > saturatingAdd(now, leeway) {
+        if let issuedAt, issuedAt.ceiling > saturatingAdd(now, leeway) {
             throw JWTValidationError(.issuedInFuture, "The token was issued in the future (iat).")
         }
         try checkIssuer()
@@ -29,20 +30,16 @@ struct ClaimsCheck {
             guard let expiration, let issuedAt else {
                 throw JWTValidationError(.missingClaim, "The lifetime check needs both \"iat\" and \"exp\".")
             }
-            let (lifetime, overflow) = expiration.subtractingReportingOverflow(issuedAt)
-            guard !overflow, lifetime <= maxLifetime else {
+            // Both lie in 0...NumericDate.maximum, so the difference cannot overflow.
+            guard expiration.floor - issuedAt.floor <= maxLifetime else {
                 throw JWTValidationError(.lifetimeTooLong, "exp - iat is over \(maxLifetime) seconds.")
             }
         }
     }
 
-    // NumericDate as an integer; a fractional or non-numeric value is malformed here.
-    private func time(_ name: String) throws(JWTValidationError) -> Int64? {
+    private func date(_ name: String) throws(JWTValidationError) -> NumericDate? {
         guard let value = claims[name] else { return nil }
-        guard case .integer(let seconds) = value else {
-            throw JWTValidationError(.malformed, "The \"\(name)\" claim is not an integer.")
-        }
-        return seconds
+        return try NumericDate(value, claim: name)
     }
 
     private func checkIssuer() throws(JWTValidationError) {

@@ -13,9 +13,10 @@ public struct VerifiedJWT: Sendable {
     /// The key that verified the signature.
     public let key: JWSKey
 
-    /// The `exp` claim, if it is an integer.
-    public var expiresAt: Int64? { claims["exp"]?.integerValue }
+    /// The `exp` claim in whole seconds, a fraction rounded down (as the expiry check reads it); nil when absent or
+    /// not a NumericDate (possible only under `signatureOnly`).
+    public var expiresAt: Int64? { claims["exp"].flatMap { try? NumericDate($0, claim: "exp").floor } }
 
-    /// The `iat` claim, if it is an integer.
-    public var issuedAt: Int64? { claims["iat"]?.integerValue }
+    /// The `iat` claim in whole seconds, a fraction rounded down; nil when absent or not a NumericDate.
+    public var issuedAt: Int64? { claims["iat"].flatMap { try? NumericDate($0, claim: "iat").floor } }
 }

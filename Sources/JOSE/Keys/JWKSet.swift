@@ -19,10 +19,18 @@ public struct JWKSet: Sendable {
         self.keys = keys
     }
 
-    /// A set from JWKS JSON (`{"keys":[…]}`); any refused key refuses the whole set.
-    public init(json: [UInt8]) throws {
-        guard case .object(let object) = try JWSKey.parseKeyJSON(json), case .array(let elements)? = object["keys"]
-        else {
+    /// A set from JWKS JSON (`{"keys":[…]}`); any refused key refuses the whole set. A single JWK (an object with
+    /// `kty` and no `keys`) is read as a set of that one key, since operators often hand over one key where a set is
+    /// expected. `algorithm` binds members that have no `alg` (as in `JWSKey.jwk(_:algorithm:)`).
+    public init(json: [UInt8], algorithm: JWSAlgorithm? = nil) throws {
+        guard case .object(let object) = try JWSKey.parseKeyJSON(json) else {
+            throw JWSKeyError(.malformedKey, "A JWKS must be a JSON object with a \"keys\" array.")
+        }
+        if object["keys"] == nil, object["kty"] != nil {
+            try self.init(keys: [try JWSKey.jwk(object: object, algorithm: algorithm)])
+            return
+        }
+        guard case .array(let elements)? = object["keys"] else {
             throw JWSKeyError(.malformedKey, "A JWKS must be a JSON object with a \"keys\" array.")
         }
         var keys: [JWSKey] = []
@@ -31,7 +39,7 @@ public struct JWKSet: Sendable {
                 throw JWSKeyError(.malformedKey, "JWKS entry \(index) is not a JSON object.")
             }
             do {
-                keys.append(try JWSKey.jwk(object: member, algorithm: nil))
+                keys.append(try JWSKey.jwk(object: member, algorithm: algorithm))
             } catch {
                 throw JWSKeyError(error.reason, "JWKS entry \(index): \(error.message)", openSSLError: error.openSSLError)
             }

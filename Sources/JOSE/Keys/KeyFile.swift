@@ -3,7 +3,8 @@ internal import Foundation
 /// Loads whatever a key file holds, detected by content: service-account JSON, JWKS, single JWK, or PEM
 /// (private key, public key or certificate). For the CLI's `--key FILE`.
 public enum KeyFile {
-    /// The keys in the file at `path`. `algorithm` applies to PEM and to JWKs without "alg"; `keyID` to PEM only.
+    /// The keys in the file at `path`. `algorithm` binds PEM keys and JWKs (alone or in a JWKS) that have no "alg";
+    /// a JWK's own "alg" wins. `keyID` applies to PEM only.
     public static func load(
         contentsOf path: String,
         algorithm: JWSAlgorithm? = nil,
@@ -33,7 +34,7 @@ public enum KeyFile {
             return [try ServiceAccountKey(json: Array(bytes[start...])).key]
         }
         if object["keys"] != nil {
-            return try JWKSet(json: Array(bytes[start...])).keys
+            return try JWKSet(json: Array(bytes[start...]), algorithm: algorithm).keys
         }
         return [try JWSKey.jwk(object: object, algorithm: algorithm)]
     }

@@ -39,13 +39,23 @@ public struct ServiceAccountKey: Sendable {
         self.key = key
     }
 
-    /// A fresh RSA-2048 key in the same shape (`private_key_id`: 40 lowercase hex characters from RAND_bytes).
-    public static func generate(projectID: String, clientEmail: String) throws -> ServiceAccountKey {
-        let random = try withOpenSSL { () throws(OpenSSLError) in try Random.bytes(20) }
-        let hex = Array("0123456789abcdef".utf8)
-        let keyID = String(decoding: random.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xF)]] }, as: UTF8.self)
+    /// A fresh RSA-2048 key in the same shape. `private_key_id` is `keyID`, or by default 40 lowercase hex
+    /// characters from RAND_bytes, as Google's own.
+    public static func generate(projectID: String, clientEmail: String, keyID: String? = nil) throws
+        -> ServiceAccountKey
+    {
+        let keyID = try keyID ?? randomKeyID()
+        guard !clientEmail.isEmpty, !keyID.isEmpty else {
+            throw JWSKeyError(.malformedKey, "\"client_email\" and \"private_key_id\" must not be empty.")
+        }
         let key = try JWSKey.generate(.rs256, keyID: keyID)
         return ServiceAccountKey(projectID: projectID, clientEmail: clientEmail, privateKeyID: keyID, key: key)
+    }
+
+    private static func randomKeyID() throws -> String {
+        let random = try withOpenSSL { () throws(OpenSSLError) in try Random.bytes(20) }
+        let hex = Array("0123456789abcdef".utf8)
+        return String(decoding: random.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xF)]] }, as: UTF8.self)
     }
 
     /// The Google key-file JSON. It includes the private key: callers write it with mode 0600.

@@ -25,7 +25,10 @@ struct VerifyTokenCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "A key file: PEM, certificate, JWK, JWKS or service-account JSON (repeatable).")
     var key: [String] = []
-    @Option(name: .long, help: "An allowed algorithm (repeatable); default: what the keys are bound to.")
+    @Option(
+        name: .long,
+        help: "An allowed algorithm (repeatable); default: what the keys are bound to. With exactly one, keys that name no alg (PEM, a JWK without \"alg\") are bound to it."
+    )
     var alg: [String] = []
     @Option(name: .long, help: "The required iss.")
     var issuer: String?
@@ -55,17 +58,18 @@ struct VerifyTokenCommand: AsyncParsableCommand {
         } else {
             outcome = try verifyWithKeys(compact, now: now)
         }
-        let report = TokenReport(token: compact, outcome: outcome, now: now)
+        let report = try TokenReport(token: compact, outcome: outcome, now: now)
         print(json ? report.json() : report.text())
         if case .failure = outcome { throw CLIFailure(.invalidToken, "token rejected: \(report.reasonCode)") }
     }
 
     private func readToken() throws(CLIFailure) -> String {
-        var text = token
-        if token == "-" {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        guard token == "-" else {
+            // A token given as an argument is judged whatever it holds: an empty one is malformed (exit 1).
+            return token.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw CLIFailure(.usage, "no token given (pass it as an argument or on standard input)") }
         return text
     }
@@ -96,10 +100,17 @@ struct VerifyTokenCommand: AsyncParsableCommand {
     private func verifyWithKeys(_ compact: String, now: Int64) throws -> Result<VerifiedJWT, TokenRejection> {
         guard !key.isEmpty else { throw CLIFailure(.usage, "give --key FILE (repeatable), or --config and --provider") }
         guard context.isEmpty else { throw CLIFailure(.usage, "--type and the ID options need --provider") }
+        let algorithms = try alg.map { name throws(CLIFailure) in
+            guard let algorithm = JWSAlgorithm(rawValue: name) else { throw CLIFailure(.usage, "unknown --alg '\(name)'") }
+            return algorithm
+        }
+        // One --alg binds the keys that do not name their own; a key that does keeps it, so a key bound to another
+        // algorithm still fails the token (key_alg_mismatch or alg_not_allowed, exit 1).
+        let binding = algorithms.count == 1 ? algorithms[0] : nil
         var keys: [JWSKey] = []
         for path in key {
             do {
-                keys += try KeyFile.load(contentsOf: path)
+                keys += try KeyFile.load(contentsOf: path, algorithm: binding)
             } catch {
                 throw CLIFailure(.usage, "\(path): \(error)")
             }
@@ -107,12 +118,7 @@ struct VerifyTokenCommand: AsyncParsableCommand {
         let keySet: JWKSet
         do { keySet = try JWKSet(keys: keys) } catch { throw CLIFailure(.usage, "the keys do not form a valid set: \(error)") }
         var policy = ValidationPolicy()
-        if !alg.isEmpty {
-            policy.allowedAlgorithms = Set(try alg.map { name throws(CLIFailure) in
-                guard let algorithm = JWSAlgorithm(rawValue: name) else { throw CLIFailure(.usage, "unknown --alg '\(name)'") }
-                return algorithm
-            })
-        }
+        if !algorithms.isEmpty { policy.allowedAlgorithms = Set(algorithms) }
         policy.issuer = issuer
         policy.audiences = audience
         policy.leeway = leeway

@@ -8,14 +8,18 @@ struct TokenReport {
     let claims: JSONObject?
     let outcome: Result<VerifiedJWT, TokenRejection>
     let now: Int64
+    /// `sha256:` and the lower-case hex SHA-256 of the compact token's bytes: names a token in an audit trail
+    /// without repeating it.
+    let fingerprint: String
 
-    init(token: String, outcome: Result<VerifiedJWT, TokenRejection>, now: Int64) {
+    init(token: String, outcome: Result<VerifiedJWT, TokenRejection>, now: Int64) throws {
         // Decoded for display only; the verdict comes from `outcome`.
         let decoded = JWTVerifier.decodeUnverified(token)
         self.header = decoded.header
         self.claims = decoded.claims
         self.outcome = outcome
         self.now = now
+        self.fingerprint = "sha256:" + HexBytes.encode(try Digest.sha256(Array(token.utf8)))
     }
 
     var reasonCode: String {
@@ -25,20 +29,24 @@ struct TokenReport {
         }
     }
 
-    private var expiresAt: Int64? {
-        if case .integer(let exp)? = claims?["exp"] { return exp }
-        return nil
+    // Whole seconds, a fraction rounded down: the time the expiry check uses, so the display never promises more.
+    private var expiresAt: Int64? { Self.seconds(claims?["exp"], "exp") }
+    private var issuedAt: Int64? { Self.seconds(claims?["iat"], "iat") }
+
+    private static func seconds(_ value: JSONValue?, _ name: String) -> Int64? {
+        value.flatMap { try? NumericDate($0, claim: name).floor }
     }
 
     func text() -> String {
         var lines: [String] = []
         lines.append("header:  " + (header.map { Self.render(.object($0)) } ?? "(not a JSON object)"))
         lines.append("claims:  " + (claims.map { Self.render(.object($0)) } ?? "(not a JSON object)"))
-        if case .integer(let iat)? = claims?["iat"] { lines.append("issued:  \(Self.date(iat))") }
+        if let issuedAt { lines.append("issued:  \(Self.date(issuedAt))") }
         if let expiresAt {
             let left = expiresAt - now
             lines.append("expires: \(Self.date(expiresAt)) (\(left >= 0 ? "\(Self.span(left)) left" : "\(Self.span(-left)) ago"))")
         }
+        lines.append("fingerprint: \(fingerprint)")
         switch outcome {
         case .success: lines.append("verdict: valid")
         case .failure(let rejection): lines.append("verdict: invalid (\(rejection.reason)): \(rejection.message)")
@@ -59,6 +67,7 @@ struct TokenReport {
         object["header"] = header.map(JSONValue.object) ?? .null
         object["claims"] = claims.map(JSONValue.object) ?? .null
         object["expiresIn"] = expiresAt.map { .integer($0 - now) } ?? .null
+        object["fingerprint"] = .string(fingerprint)
         return String(decoding: JSON.serialize(.object(object)), as: UTF8.self)
     }
 

@@ -23,6 +23,32 @@ import TokenGateTesting
         }
     }
 
+    /// Callers are told a fixed sentence per code: never a client name, a revocation, or why a credential failed.
+    @Test func noDenialBodyNamesAClientOrAnInternalReason() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let forged = try fixture.sessionToken(claims: ["trips": .string("trip-42")], issuer: "https://evil.test/")
+            let stranger = try fixture.sessionToken(claims: ["trips": .string("trip-7")])
+            let cases: [(String, String?)] = [
+                (Self.trip, GatewayFixture.revokedKey), (Self.trip, "not-the-key"), (Self.trip, forged), (Self.trip, stranger),
+                (Self.trip, GatewayFixture.otherTenantKey), ("/v1/providers/acme-rides/tokens/driver?vehicleId=v-1", stranger),
+                ("/v1/providers/acme-rides/tokens/consumer?tripId=*", GatewayFixture.apiKey),
+                ("/v1/providers/nobody-here/tokens/consumer?tripId=t", GatewayFixture.apiKey),
+            ]
+            for (path, credential) in cases {
+                let response = try await gateway.get(path, bearer: credential)
+                #expect((400..<500).contains(response.status))
+                for secret in ["dispatch", "retired", "rider-app", "other-dispatch", "revoked", "acme-rides", "other-fleet", "evil", "trip-7", "bad_signature", "wrong_issuer", "claim"] {
+                    #expect(!response.text.contains(secret), "\(path): \(response.text)")
+                }
+                let message = try #require(response.json["error"]?.objectValue?["message"]?.stringValue)
+                let code = try #require(response.errorCode)
+                let expected = TokenGateError.Code.allCases.first { $0.rawValue == code }?.publicMessage
+                #expect(message == expected)
+            }
+        }
+    }
+
     /// A session token signed by the identity provider's own key, but in another issuer's name, is nobody's.
     @Test func aSessionTokenWithTheRightKeyAndAForeignIssuerIsRefused() async throws {
         let fixture = try GatewayFixture()

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import Logging
 import TokenGateCore
 import TokenGateTesting
 
@@ -69,22 +70,31 @@ struct GatewayFixture {
 
     var configPath: String { "\(directory.path)/config.yaml" }
 
+    /// The configuration as it is on disk now.
+    func configText() throws -> String { try String(contentsOfFile: configPath, encoding: .utf8) }
+
+    /// Replaces config.yaml atomically (a new file renamed over it), as an operator's deploy tool would.
+    func rewriteConfig(_ transform: (String) -> String) throws {
+        let text = transform(try configText())
+        try directory.write("config.yaml.new", text)
+        guard rename("\(directory.path)/config.yaml.new", configPath) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
     var registry: BackendRegistry { BackendRegistry([ProbedFactory(probe: probe)]) }
 
     /// Starts the gateway on this fixture and runs `body` against it.
     func withGateway<Result: Sendable>(
         logs: LogRecorder? = nil,
+        watchInterval: Duration? = nil,
         _ body: (RunningGateway) async throws -> Result
     ) async throws -> Result {
         defer { directory.remove() }
-        guard let logs else {
-            return try await RunningGateway.with(configuration: configPath, registry: registry, clock: clock.gatewayClock, body)
-        }
         return try await RunningGateway.with(
             configuration: configPath,
             registry: registry,
             clock: clock.gatewayClock,
-            logger: logs.logger,
+            logger: logs?.logger ?? Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            watchInterval: watchInterval,
             body
         )
     }

@@ -1,5 +1,7 @@
+import Foundation
 import JOSE
 import StaticKeySigner
+import Synchronization
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -45,6 +47,42 @@ import TokenGateTesting
                         signedBy: JWSKey.generate(.rs256, keyID: signingKey.privateKeyID), now: clock.now)
                     #expect(try await gateway.get(Self.trip, bearer: forged).status == 401)
                 }
+            }
+        }
+    }
+
+    /// Two tenants (and a backend's verify: list) naming one JWKS URL share one key set and one fetch.
+    @Test func oneJWKSURLUsedByTwoTenantsIsFetchedByOneKeySet() async throws {
+        try await TemporaryDirectory.with { directory in
+            let clock = ManualClock()
+            let signingKey = try ServiceAccountKey.generate(projectID: "acme-login", clientEmail: "login@acme-login.iam.gserviceaccount.com")
+            let jwks = try JWKSet(keys: [signingKey.key.publicKey()]).publicJSON()
+            let fetcher = CountingJWKSFetcher(body: jwks)
+            let url = "https://login.acme.test/jwks.json"
+            let second = Self.gatewayConfiguration(jwksURL: url)
+                .replacingOccurrences(of: "  acme-rides:", with: "  zoom-cabs:")
+                .replacingOccurrences(of: "keys/consumer.json", with: "keys/zoom.json")
+                .replacingOccurrences(of: "refreshInterval: 10m", with: "refreshInterval: 5m")
+                .replacingOccurrences(of: "providers:\n", with: "")
+            let config = try directory.write("gateway.yaml", Self.gatewayConfiguration(jwksURL: url) + "\n" + second)
+            try await RunningGateway.with(
+                configuration: config, registry: BackendRegistry([StaticKeySignerFactory()]), clock: clock.gatewayClock,
+                jwksFetcher: fetcher
+            ) { gateway in
+                let keySets = gateway.service.generation.keySets.keySets
+                #expect(keySets.count == 1)
+                let keySet = try #require(keySets.values.first)
+                try await Self.waitUntilLoaded(keySet)
+                // The shortest interval any use asks for.
+                #expect(keySet.refreshInterval == .seconds(300))
+                let session = try Self.sessionToken(signedBy: signingKey.key, now: clock.now)
+                #expect(try await gateway.get(Self.trip, bearer: session).status == 200)
+                #expect(try await gateway.get(Self.trip.replacingOccurrences(of: "acme-rides", with: "zoom-cabs"), bearer: session).status == 200)
+                #expect(fetcher.count == 1)
+                // A reload hands the set on with its keys: nothing is fetched again.
+                try await gateway.reloader.reload(trigger: "test")
+                #expect(gateway.service.generation.keySets.keySets[url] === keySet)
+                #expect(fetcher.count == 1)
             }
         }
     }
@@ -105,5 +143,20 @@ import TokenGateTesting
                 audience: acme-rider-app
                 allow: { consumer: { claim: trips } }
         """
+    }
+}
+
+/// Serves one JWKS and counts the fetches.
+final class CountingJWKSFetcher: JWKSFetcher {
+    let body: [UInt8]
+    private let fetches = Mutex(0)
+
+    init(body: [UInt8]) { self.body = body }
+
+    var count: Int { fetches.withLock { $0 } }
+
+    func fetchJWKS(from url: String) async throws -> [UInt8] {
+        fetches.withLock { $0 += 1 }
+        return body
     }
 }

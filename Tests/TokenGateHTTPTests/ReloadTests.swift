@@ -1,0 +1,184 @@
+import Foundation
+import JOSE
+import Logging
+import Testing
+import TokenGateCore
+import TokenGateTesting
+
+/// Reloading a running gateway: a generation is built beside the running one and swapped whole, keeping what did
+/// not change; a broken file changes nothing.
+@Suite(.timeLimit(.minutes(2))) struct ReloadTests {
+    static func path(_ trip: Int) -> String { "/v1/providers/acme-rides/tokens/consumer?tripId=trip-\(trip)" }
+
+    /// A bounded loop of requests on loopback while the test swaps generations several times: no request fails,
+    /// every token verifies, and the cached tokens survive the reloads (no mint storm).
+    @Test func reloadsUnderLoadFailNoRequestAndKeepTheCachedTokens() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            var before: [Int: String] = [:]
+            for trip in 0..<20 {
+                let response = try await gateway.get(Self.path(trip), bearer: GatewayFixture.apiKey)
+                #expect(response.status == 200)
+                before[trip] = response.json["token"]?.stringValue
+            }
+            let mintsBefore = fixture.probe.calls
+            let (statuses, tokens) = try await withThrowingTaskGroup(of: [(Int, Int, String?)].self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var seen: [(Int, Int, String?)] = []
+                        for round in 0..<60 {
+                            let trip = (worker * 7 + round) % 20
+                            let response = try await gateway.get(Self.path(trip), bearer: GatewayFixture.apiKey)
+                            seen.append((trip, response.status, response.json["token"]?.stringValue))
+                        }
+                        return seen
+                    }
+                }
+                // Meanwhile: no-op reloads, a new client for acme-rides, new limits for the other tenant.
+                for step in 0..<6 {
+                    if step == 2 {
+                        try fixture.rewriteConfig {
+                            $0.replacingOccurrences(of: "      - name: retired\n", with: "      - name: added-later\n        type: api-key\n        keySha256: \(String(repeating: "ab", count: 32))\n        allow: { consumer: any }\n      - name: retired\n")
+                        }
+                    }
+                    if step == 4 {
+                        try fixture.rewriteConfig { $0.replacingOccurrences(of: "  other-fleet:\n", with: "  other-fleet:\n    rateLimits: { provider: { rate: 100/s, burst: 10 } }\n") }
+                    }
+                    try await gateway.reloader.reload(trigger: "test \(step)")
+                    await Task.yield()
+                }
+                var statuses: [Int] = []
+                var tokens: [Int: Set<String>] = [:]
+                for try await seen in group {
+                    for (trip, status, token) in seen {
+                        statuses.append(status)
+                        if let token { tokens[trip, default: []].insert(token) }
+                    }
+                }
+                return (statuses, tokens)
+            }
+            #expect(gateway.service.generation.number == 7)
+            #expect(statuses.count == 480)
+            #expect(statuses.allSatisfy { $0 == 200 })
+            // The same cached token per trip before, during and after: the reloads minted nothing.
+            for trip in 0..<20 { #expect(tokens[trip] == [before[trip]!]) }
+            #expect(fixture.probe.calls == mintsBefore)
+            for trip in 0..<20 {
+                let token = try #require(before[trip])
+                _ = try await TokenEndpointTests.verify(
+                    token, for: .trip(ContextID("trip-\(trip)")!), gateway: gateway, fixture: fixture, now: fixture.clock.now)
+            }
+        }
+    }
+
+    /// A reload that adds a provider serves it as soon as the swap is done.
+    @Test func aReloadThatAddsAProviderServesItAtOnce() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let path = "/v1/providers/new-fleet/tokens/consumer?tripId=trip-1"
+            #expect(try await gateway.get(path, bearer: GatewayFixture.apiKey).status == 404)
+            try fixture.rewriteConfig {
+                $0 + """
+
+                      new-fleet:
+                        backend:
+                          type: static-key
+                          keys:
+                            consumer: [{ serviceAccountFile: keys/new.json, generateIfMissing: true }]
+                        clients:
+                          - { name: new-dispatch, type: api-key, keySha256: \(Self.digest(GatewayFixture.apiKey)), allow: { consumer: any } }
+                    """
+            }
+            let generation = try await gateway.reloader.reload(trigger: "test")
+            #expect(generation.number == 2)
+            let served = try await gateway.get(path, bearer: GatewayFixture.apiKey)
+            #expect(served.status == 200, "\(served.text)")
+            let ready = try await gateway.get("/readyz")
+            #expect(ready.json["generation"] == .integer(2))
+            #expect(ready.json["configSha256"] == .string(HexBytes.encode(try Digest.sha256(Array(try fixture.configText().utf8)))))
+        }
+    }
+
+    static func digest(_ key: String) -> String { HexBytes.encode((try? Digest.sha256(Array(key.utf8))) ?? []) }
+
+    /// Every broken shape leaves the running generation serving, untouched, and logs the located reason.
+    @Test(arguments: [
+        ("a syntax error", "providers:\n  acme-rides: [\n", "config.yaml:"),
+        ("a value of the wrong type", nil, "providers.acme-rides.cache.maxEntries: expected an integer"),
+        ("a missing key file", nil, "serviceAccountFile: no such file"),
+        ("a half-written file", nil, "config.yaml:"),
+    ] as [(String, String?, String)])
+    func aBrokenConfigurationKeepsTheRunningGeneration(_ shape: String, _ replacement: String?, _ reason: String) async throws {
+        let fixture = try GatewayFixture()
+        let logs = LogRecorder()
+        try await fixture.withGateway(logs: logs) { gateway in
+            let first = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
+            #expect(first.status == 200)
+            let original = try fixture.configText()
+            try fixture.rewriteConfig { text in
+                if let replacement { return replacement }
+                switch shape {
+                case "a value of the wrong type": return text.replacingOccurrences(of: "maxEntries: 1000", with: "maxEntries: lots")
+                case "a missing key file":
+                    return text.replacingOccurrences(
+                        of: "consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]",
+                        with: "consumer: [{ serviceAccountFile: keys/missing.json }]")
+                default: return String(text.prefix(text.count / 2))
+                }
+            }
+            await #expect(throws: ConfigError.self) { try await gateway.reloader.reload(trigger: "test") }
+            #expect(gateway.service.generation.number == 1)
+            let again = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
+            #expect(again.status == 200)
+            #expect(again.json["token"] == first.json["token"])
+            let line = try #require(logs.all.first { $0.text.contains("configuration not reloaded") })
+            #expect(line.level == .error)
+            #expect(line.text.contains(reason), "\(line.text)")
+            // Mended, the next reload takes.
+            try fixture.rewriteConfig { _ in original }
+            #expect(try await gateway.reloader.reload(trigger: "test").number == 2)
+        }
+    }
+
+    /// A provider whose signing key changed mints with the new key from the swap on, and never serves a cached
+    /// token signed by a key it no longer publishes.
+    @Test func aRotatedSigningKeyMintsFromTheSwapOn() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let old = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
+            let oldToken = try #require(old.json["token"]?.stringValue)
+            let oldKid = try #require(JWTVerifier.decodeUnverified(oldToken).header?["kid"])
+            let rotated = try ServiceAccountKey.generate(
+                projectID: "acme-rides", clientEmail: "tokengate-consumer@acme-rides.iam.gserviceaccount.com")
+            try fixture.directory.write("keys/rotated.json", try rotated.json())
+            try fixture.rewriteConfig {
+                $0.replacingOccurrences(of: "keys/consumer.json, generateIfMissing: true", with: "keys/rotated.json")
+            }
+            try await gateway.reloader.reload(trigger: "test")
+            let new = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
+            #expect(new.status == 200)
+            let token = try #require(new.json["token"]?.stringValue)
+            #expect(JWTVerifier.decodeUnverified(token).header?["kid"] == .string(rotated.privateKeyID))
+            let jwks = try await gateway.get("/v1/providers/acme-rides/jwks.json")
+            #expect(!jwks.text.contains(oldKid.stringValue ?? "-"))
+            #expect(jwks.text.contains(rotated.privateKeyID))
+            // The other tenant kept its cache: unchanged settings, nothing minted for it.
+            let other = "/v1/providers/other-fleet/tokens/consumer?tripId=trip-1"
+            let calls = fixture.probe.calls
+            _ = try await gateway.get(other, bearer: GatewayFixture.otherTenantKey)
+            _ = try await gateway.get(other, bearer: GatewayFixture.otherTenantKey)
+            #expect(fixture.probe.calls == calls + 1)
+        }
+    }
+
+    /// With a watch, a change to config.yaml is picked up without a signal.
+    @Test func aWatchedConfigurationReloadsByItself() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway(watchInterval: .milliseconds(50)) { gateway in
+            try fixture.rewriteConfig { $0.replacingOccurrences(of: "maxEntries: 1000", with: "maxEntries: 2000") }
+            for _ in 0..<400 where gateway.service.generation.number == 1 { try await Task.sleep(for: .milliseconds(25)) }
+            #expect(gateway.service.generation.number == 2)
+            #expect(gateway.service.generation.configuration.providers[ProviderID("acme-rides")!]?.cache.maxEntries == 2000)
+        }
+    }
+}

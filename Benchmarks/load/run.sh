@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Load benchmark: the gateway's cached-token path against a bare Hummingbird route returning a body of the same
-# size, both loaded with wrk on 127.0.0.1 in the same run; then the cost of a cold mint (next to one RSA-2048
-# signature from `openssl speed`) and the resident memory of 100,000 cached trip contexts.
+# size, both loaded with wrk on 127.0.0.1 in the same run, and the denial paths (401, 429) next to them; then the
+# cost of a cold mint (next to one RSA-2048 signature from `openssl speed`) and the resident memory of 100,000
+# cached trip contexts.
 #
 # Usage: Benchmarks/load/run.sh
 # Environment (all optional):
@@ -73,8 +74,7 @@ trap 'exit 130' INT TERM
 trap 'log "run.sh: failed at line $LINENO"' ERR
 
 "$TOKENGATE" keygen --alg RS256 --kid load-idp --out "$WORK/idp" >/dev/null
-python3 -c 'import json,sys; print(json.dumps({"keys": [json.load(open(sys.argv[1]))]}))' \
-    "$WORK/idp/load-idp.jwk.json" >"$WORK/idp-jwks.json"
+cp "$WORK/idp/load-idp.jwks.json" "$WORK/idp-jwks.json"
 API_KEY="tg_load_$(openssl rand -hex 16)"
 API_KEY_SHA256="$("$TOKENGATE" hash-api-key "$API_KEY")"
 ISSUER="https://idp.load.test/"
@@ -113,6 +113,26 @@ providers:
         audience: $SESSION_AUDIENCE
         allow:
           consumer: { claim: trips }
+    # Failed authentications are not limited here, so every bad credential costs its full check: the 401 row.
+    rateLimits:
+      failedAuth: { rate: 100000000/s, burst: 1000000 }
+      failedAuthPerPeer: { rate: 100000000/s, burst: 1000000 }
+  # The 429 rows: a caller limit the load exceeds at once, and the failed-authentication limit a flood trips.
+  limited-fleet:
+    backend:
+      type: static-key
+      keys:
+        consumer:
+          - serviceAccountFile: $WORK/keys/limited.json
+            generateIfMissing: true
+    clients:
+      - name: limited-backend
+        type: api-key
+        keySha256: $API_KEY_SHA256
+        allow:
+          consumer: any
+    rateLimits:
+      caller: { rate: 1/h, burst: 1 }
 EOF
 
 # The rider's session token, signed with the IdP key as an identity provider would: valid for an hour.
@@ -187,17 +207,21 @@ BARE_BYTES="$(curl -sS --max-time 10 -o /dev/null -w '%{size_download}' "$BARE$T
 
 # run_wrk NAME SERVER_PID ARGS...: runs wrk (bounded by its own -d plus a timeout), keeps its output in
 # $WORK/NAME.wrk and the server's CPU time during the run, in microseconds, in $WORK/NAME.cpu. On a shared machine
-# requests/s depend on what else runs; CPU time per request does much less.
+# requests/s depend on what else runs; CPU time per request does much less. With EXPECT_STATUS set, every response
+# must have that status instead of 2xx.
 run_wrk() {
     local name=$1 server=$2 before
     shift 2
+    if [[ -n ${EXPECT_STATUS:-} ]]; then set -- -s "$WORK/status.lua" "$@"; fi
     before="$(cpu_ticks "$server")"
     timeout 900 "${CLIENT_PIN[@]}" wrk -t1 -c"$CONNECTIONS" --latency --timeout 10s "$@" >"$WORK/$name.wrk" &
     WRK_PID=$!
     wait "$WRK_PID" || die "$name: wrk failed"
     WRK_PID=""
     echo "$(( ($(cpu_ticks "$server") - before) * 1000000 / CLK_TCK ))" >"$WORK/$name.cpu"
-    if grep -q "Non-2xx" "$WORK/$name.wrk"; then
+    if [[ -n ${EXPECT_STATUS:-} ]]; then
+        [[ ! -e $UNEXPECTED_STATUS ]] || die "$name: a response other than $EXPECT_STATUS"
+    elif grep -q "Non-2xx" "$WORK/$name.wrk"; then
         cat "$WORK/$name.wrk" >&2
         die "$name: some responses were not 2xx"
     fi
@@ -221,15 +245,33 @@ wrk_field() {
     ' "$WORK/$1.wrk"
 }
 
-# Rounds interleave the three paths, so a burst of other work on a shared machine hits all three alike; the report
+# status.lua: a response whose status is not EXPECT_STATUS leaves the file UNEXPECTED_STATUS behind (wrk's
+# threads do not share Lua state, so a file is the one thing they can all report through).
+cat >"$WORK/status.lua" <<'LUA'
+local expected, marker = tonumber(os.getenv("EXPECT_STATUS")), os.getenv("UNEXPECTED_STATUS")
+response = function(status, headers, body)
+    if status ~= expected then io.open(marker, "w"):close() end
+end
+LUA
+export EXPECT_STATUS UNEXPECTED_STATUS="$WORK/unexpected-status"
+LIMITED_PATH="/v1/providers/limited-fleet/tokens/consumer"
+BAD_AUTH="Authorization: Bearer tg_load_not_a_key_$(openssl rand -hex 8)"
+# The limited provider's caller spends its one request now; from here on it gets 429.
+curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
+
+# Rounds interleave the paths, so a burst of other work on a shared machine hits all of them alike; the report
 # takes each figure's median over the rounds.
-log "cached path: $ROUNDS rounds of bare route, api-key caller, jwt caller ($DURATION each, $CONNECTIONS connections)"
+log "cached path and denials: $ROUNDS rounds of bare route, api-key, jwt, 401, 429 ($DURATION each, $CONNECTIONS connections)"
 LOAD_AVG_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= ROUNDS; round++)); do
     run_wrk "bare.$round" "$BARE_PID" -d"$DURATION" "$BARE$TOKEN_PATH?tripId=trip-1"
     run_wrk "apikey.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     run_wrk "jwt.$round" "$GATEWAY_PID" -d"$DURATION" -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
+    EXPECT_STATUS=401 run_wrk "denied401.$round" "$GATEWAY_PID" -d"$DURATION" -H "$BAD_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
+    EXPECT_STATUS=429 run_wrk "denied429.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
+    EXPECT_STATUS=429 run_wrk "flood429.$round" "$GATEWAY_PID" -d"$DURATION" -H "$BAD_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
 done
+EXPECT_STATUS=
 LOAD_AVG_CACHED="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- 5. Cold mints: every request a trip never seen before ---------------------------------------------------
@@ -325,8 +367,12 @@ is bare CPU / gateway CPU, what the requests/s ratio would be on a core of its o
 $(row bare "bare Hummingbird route")
 $(row apikey "gateway, api-key caller, cached")
 $(row jwt "gateway, jwt caller, cached")
+$(row denied401 "gateway, 401 (unknown api key, no failed-auth limit)")
+$(row denied429 "gateway, 429 (caller limit)")
+$(row flood429 "gateway, 429 (failed-auth limit: a flood of bad keys)")
 
-Requests/s per round: bare $(rounds bare); api-key $(rounds apikey); jwt $(rounds jwt).
+Requests/s per round: bare $(rounds bare); api-key $(rounds apikey); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
+Log lines the gateway wrote during the whole run: $(cat "$WORK/tokengate.out.err" | wc -l) (denials are logged in aggregate).
 
 | cold mint (api-key caller, a new trip per request) | figure |
 |---|---:|

@@ -91,6 +91,8 @@ public final class FileTokenSource: TokenBackend, Service {
         return IssuedToken(compact: entry.compact, keyID: entry.keyID, expiresAt: entry.expiresAt)
     }
 
+    public var summary: String { "\(path): \(tokenCount) tokens, polled every \(pollInterval)" }
+
     /// The watcher of the token file (``run()``).
     public var backgroundWork: (any Service)? { self }
 
@@ -141,6 +143,7 @@ public final class FileTokenSource: TokenBackend, Service {
         } catch {
             return failed("\(error)", digest: digest)
         }
+        if let problem = table.nothingVerified { return failed("\(path): \(problem)", digest: digest) }
         state.withLock { state in
             state.table = table
             state.digest = digest

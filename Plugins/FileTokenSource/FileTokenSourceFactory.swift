@@ -76,6 +76,7 @@ public struct FileTokenSourceFactory: TokenBackendFactory {
         } catch {
             throw pathNode.error("\(error)")
         }
+        if let problem = initial.table.nothingVerified { throw pathNode.error(problem) }
         return FileTokenSource(
             path: path,
             pollInterval: pollInterval,

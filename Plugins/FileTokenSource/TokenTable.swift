@@ -16,6 +16,12 @@ struct TokenTable: Sendable {
 
     var tokens: [TokenContext: TokenEntry] = [:]
     var skipped: [SkippedToken] = []
+    /// Why a file whose every token was skipped must not be taken: it would serve nothing, yet look loaded.
+    var nothingVerified: String? {
+        guard tokens.isEmpty, let first = skipped.first else { return nil }
+        return "none of the \(skipped.count) tokens in the file can be served; the first, at \(first.location), was skipped: \(first.reason)"
+    }
+
     /// The token types with at least one token in force; stored, as `issue` asks on every call.
     private(set) var tokenTypes: Set<TokenType> = []
 

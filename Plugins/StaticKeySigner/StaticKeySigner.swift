@@ -39,6 +39,11 @@ public struct StaticKeySigner: TokenBackend {
         self.clock = clock
     }
 
+    public var summary: String {
+        let signing = identities.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) signs with \($0.value.signer.key.keyID ?? "-")" }
+        return "lifetime \(lifetime)s; " + signing.joined(separator: ", ")
+    }
+
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
         try mint(for: request.context)
     }

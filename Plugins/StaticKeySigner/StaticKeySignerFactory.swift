@@ -17,7 +17,10 @@ public import TokenGateCore
 ///         clientEmail: driver@acme.iam.gserviceaccount.com
 ///       - serviceAccountFile: state/demo.json
 ///         generateIfMissing: true                       # demo only: create a fresh key file (mode 0600)
+///   allowInsecureKeyFilePermissions: false   # true: accept key files others may read (warned); never do this
 /// ```
+///
+/// A key file that anyone but its owner may read or write is refused, as ssh refuses such a key: `chmod 600` it.
 public struct StaticKeySignerFactory: TokenBackendFactory {
     public let type = "static-key"
 
@@ -25,7 +28,8 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
     public init() {}
 
     public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
-        let section = try context.section.mapping(allowedKeys: ["type", "tokenLifetime", "keys"])
+        let section = try context.section.mapping(allowedKeys: ["type", "tokenLifetime", "keys", "allowInsecureKeyFilePermissions"])
+        let allowInsecure = try section.optional("allowInsecureKeyFilePermissions")?.bool() ?? false
         var lifetime = FleetEngineToken.maxLifetime
         if let node = section.optional("tokenLifetime") {
             lifetime = ConfigDuration.seconds(try node.duration())
@@ -43,7 +47,7 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
             let entries = try listNode.sequence()
             guard !entries.isEmpty else { throw listNode.error("list at least one key") }
             for (index, entry) in entries.enumerated() {
-                let identity = try loadIdentity(entry, type: type, provider: context.provider)
+                let identity = try loadIdentity(entry, type: type, provider: context.provider, allowInsecure: allowInsecure)
                 try published.add(identity, at: entry)
                 if index == 0 { identities[type] = identity }
             }
@@ -58,7 +62,9 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
         )
     }
 
-    private func loadIdentity(_ node: ConfigNode, type: TokenType, provider: ProviderID) throws -> StaticKeySigner.SigningIdentity {
+    private func loadIdentity(
+        _ node: ConfigNode, type: TokenType, provider: ProviderID, allowInsecure: Bool
+    ) throws -> StaticKeySigner.SigningIdentity {
         let entry = try node.mapping(allowedKeys: [
             "serviceAccountFile", "generateIfMissing", "privateKeyFile", "keyId", "clientEmail",
         ])
@@ -68,11 +74,13 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
             }
             let generate = try entry.optional("generateIfMissing")?.bool() ?? false
             let account = try ServiceAccountKeyFile.load(fileNode, generateIfMissing: generate, type: type, provider: provider)
+            try checkPermissions(of: fileNode, allowInsecure: allowInsecure)
             return try identity(key: account.key, serviceAccount: account.clientEmail, at: fileNode)
         }
         let fileNode = try entry.required("privateKeyFile")
         let keyID = try entry.required("keyId").nonEmptyString()
         let email = try entry.required("clientEmail").nonEmptyString()
+        try checkPermissions(of: fileNode, allowInsecure: allowInsecure)
         let key: JWSKey
         do {
             key = try JWSKey.pem(String(decoding: try fileNode.fileContents(), as: UTF8.self), algorithm: .rs256, keyID: keyID)
@@ -82,6 +90,12 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
             throw fileNode.error("not a usable RS256 private key: \(error)")
         }
         return try identity(key: key, serviceAccount: email, at: fileNode)
+    }
+
+    private func checkPermissions(of node: ConfigNode, allowInsecure: Bool) throws {
+        guard let problem = try node.privateKeyFilePermissionProblem() else { return }
+        guard allowInsecure else { throw node.error(problem + " (or set allowInsecureKeyFilePermissions: true)") }
+        node.warn(problem)
     }
 
     private func identity(key: JWSKey, serviceAccount: String, at node: ConfigNode) throws -> StaticKeySigner.SigningIdentity {

@@ -18,6 +18,16 @@ struct URLTemplate: Sendable, Equatable {
 
     let parts: [Part]
 
+    /// The template as configured (it can hold no credentials: those are refused).
+    var text: String {
+        parts.map { part in
+            switch part {
+            case .literal(let text): text
+            case .placeholder(let name, _): "{\(name)}"
+            }
+        }.joined()
+    }
+
     /// Parses and checks `template`; the error message says what is wrong (the caller locates it).
     init(parsing template: String) throws(URLTemplateError) {
         var parts: [Part] = []
@@ -47,7 +57,7 @@ struct URLTemplate: Sendable, Equatable {
     }
 
     /// Scheme, host and the start of the path must be literal, and the URL must parse with sample values.
-    private func check(_ template: String) throws(URLTemplateError) {
+    private mutating func check(_ template: String) throws(URLTemplateError) {
         let lowered = template.lowercased()
         guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
             throw URLTemplateError("expected an http:// or https:// URL")
@@ -65,7 +75,12 @@ struct URLTemplate: Sendable, Equatable {
         guard components.user == nil, components.password == nil else {
             throw URLTemplateError("credentials do not belong in the URL; send them in headers from ${ENV}")
         }
+        isPlainHTTPToAnotherHost = lowered.hasPrefix("http://") && !JWKSURL.isLoopback(host)
     }
+
+    /// Plain `http://` to a host other than this machine: tokens and the headers' secrets would cross the network
+    /// in the clear. Allowed (a private network may be trusted), but warned about.
+    private(set) var isPlainHTTPToAnotherHost = false
 
     /// The URL for `request`, or `nil` when a value cannot travel safely (a path segment made only of dots).
     func url(for request: TokenRequest) -> String? {

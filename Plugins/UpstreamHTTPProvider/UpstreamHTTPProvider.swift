@@ -15,6 +15,8 @@ public struct UpstreamHTTPProvider: TokenBackend {
 
     public var verificationKeys: [BoundKeySource] { settings.verify }
 
+    public var summary: String { "\(settings.method.rawValue) \(settings.url.text)" }
+
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
         guard settings.tokenTypes.contains(request.type) else {
             throw TokenGateError(.unknownTokenType, "provider \(provider) does not fetch \(request.type) tokens")

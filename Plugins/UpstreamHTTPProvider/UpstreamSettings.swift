@@ -32,6 +32,9 @@ struct UpstreamSettings: Sendable {
         do { url = try URLTemplate(parsing: try urlNode.nonEmptyString()) } catch let error as URLTemplateError {
             throw urlNode.error(error.message)
         }
+        if url.isPlainHTTPToAnotherHost {
+            urlNode.warn("plain http to another host: tokens and header secrets would cross the network unencrypted; use https://")
+        }
         var settings = UpstreamSettings(
             url: url,
             tokenTypes: try parseTokenTypes(try mapping.required("tokenTypes")),

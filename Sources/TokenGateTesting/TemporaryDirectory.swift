@@ -11,7 +11,8 @@ public struct TemporaryDirectory: Sendable {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
-    /// Writes `bytes` to `name` inside the directory (creating subdirectories) and returns the full path.
+    /// Writes `bytes` to `name` inside the directory (creating subdirectories) and returns the full path. Files are
+    /// mode 0600, as a key file must be.
     @discardableResult
     public func write(_ name: String, _ bytes: [UInt8]) throws -> String {
         let full = "\(path)/\(name)"
@@ -20,6 +21,7 @@ public struct TemporaryDirectory: Sendable {
             withIntermediateDirectories: true
         )
         try Data(bytes).write(to: URL(fileURLWithPath: full))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: full)
         return full
     }
 

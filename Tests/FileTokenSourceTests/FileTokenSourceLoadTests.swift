@@ -134,10 +134,22 @@ import TokenGateCore
 
     @Test func skipsATokenFiledUnderAnIDTokenGateRefuses() async throws {
         let fixture = try Fixture()
-        try fixture.write("consumer:\n  \"trip/42\": \(try Fixture.token(Self.trip))\n")
+        let good = try Fixture.token(.vehicle(.id("vehicle-7")))
+        try fixture.write("consumer:\n  \"trip/42\": \(try Fixture.token(Self.trip))\ndriver:\n  vehicle-7: \(good)\n")
         let source = try await fixture.makeSource()
-        #expect(source.tokenCount == 0)
+        #expect(source.tokenCount == 1)
         #expect(fixture.logs.entries.first { $0.level == .warning }?.metadata["reason"] == "invalid_context")
+    }
+
+    /// A file that holds tokens none of which can be served is an error, not an empty source that looks loaded.
+    @Test func aFileNoneOfWhoseTokensVerifiesIsRefused() async throws {
+        let fixture = try Fixture()
+        let foreign = try Fixture.token(Self.trip, key: try JWSKey.generate(.rs256, keyID: Fixture.account.privateKeyID))
+        try fixture.write("consumer:\n  trip-42: \(foreign)\n")
+        let message = await fixture.loadError()
+        #expect(message.contains("config.yaml:3:9: backend.path: none of the 1 tokens in the file can be served; the first, at "), "\(message)")
+        #expect(message.contains("was skipped: bad_signature"), "\(message)")
+        #expect(!message.contains(foreign))
     }
 
     @Test func neverServesATokenPastItsExpiry() async throws {

@@ -13,7 +13,9 @@ import TokenGateCore
     static func load(_ yaml: String, files: [String: [UInt8]] = [:]) async throws -> (GatewayGeneration, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tg-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        for (name, bytes) in files { _ = FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data(bytes)) }
+        for (name, bytes) in files {
+            _ = FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+        }
         let path = "\(directory)/config.yaml"
         _ = FileManager.default.createFile(atPath: path, contents: Data(yaml.utf8))
         let assembler = GatewayAssembler(
@@ -155,6 +157,27 @@ import TokenGateCore
     @Test func namesFileLineColumnAndKeyForAMissingKeyFile() async {
         let message = await Self.loadError(Self.config(keys: "        consumer:\n          - serviceAccountFile: keys/missing.json"))
         #expect(message.contains("/config.yaml:8:33: providers.acme-rides.backend.keys.consumer[0].serviceAccountFile: no such file: "), "\(message)")
+    }
+
+    /// As ssh refuses a private key others may read, so does the signer, unless told otherwise (and then warns).
+    @Test func refusesAKeyFileOthersMayRead() async throws {
+        let account = try ServiceAccountKey.generate(projectID: "acme-rides", clientEmail: "c@acme-rides.iam.gserviceaccount.com")
+        let (_, directory) = try await Self.load(Self.config(keys: "        consumer:\n          - serviceAccountFile: sa.json"), files: ["sa.json": try account.json()])
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: "\(directory)/sa.json")
+        let path = "\(directory)/config.yaml"
+        let assembler = GatewayAssembler(
+            registry: BackendRegistry([StaticKeySignerFactory()]), environment: [:], clock: Self.clock, logger: Logger(label: "test"),
+            jwksFetcher: NoNetwork())
+        let error = await #expect(throws: ConfigError.self) { try await assembler.build(path: path) }
+        #expect(error?.description.contains("config.yaml:8:33: providers.acme-rides.backend.keys.consumer[0].serviceAccountFile: the private key file") == true)
+        #expect(error?.message.contains("is accessible to others (mode 644); chmod 600 it") == true, "\(String(describing: error))")
+        // Explicitly allowed: it loads, and the check says why it should not have been.
+        let lenient = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(
+            of: "      type: static-key\n", with: "      type: static-key\n      allowInsecureKeyFilePermissions: true\n")
+        _ = FileManager.default.createFile(atPath: path, contents: Data(lenient.utf8))
+        let check = await assembler.check(path: path)
+        #expect(check.errors.isEmpty)
+        #expect(check.warnings.contains { $0.message.contains("is accessible to others") })
     }
 
     @Test func refusesLifetimesOverAnHour() async {

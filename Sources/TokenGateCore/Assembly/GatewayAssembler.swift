@@ -50,6 +50,62 @@ public struct GatewayAssembler: Sendable {
         return try await build(bytes: [UInt8](data), file: ConfigFile(path: path, environment: environment), previous: previous, only: only)
     }
 
+    /// What `check-config` reports: every error it could find (not just the first), every warning, and the
+    /// generation when there was no error.
+    public struct Check: Sendable {
+        /// Every error, in the order found.
+        public var errors: [ConfigError]
+        /// Every warning, in the order found.
+        public var warnings: [ConfigError]
+        /// The generation, when there was no error.
+        public var generation: GatewayGeneration?
+    }
+
+    /// Parses and builds the file at `path` as `serve` would, but goes on past an error to find the others: a
+    /// broken provider is skipped and the rest still built. Starts nothing.
+    public func check(path: String) async -> Check {
+        let diagnostics = ConfigDiagnostics()
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
+            return Check(errors: [ConfigError(file: path, mark: nil, keyPath: "", message: reason)], warnings: [], generation: nil)
+        }
+        let bytes = [UInt8](data)
+        let file = ConfigFile(path: path, environment: environment, diagnostics: diagnostics)
+        let root: ConfigNode
+        do {
+            root = try ConfigNode.parse(bytes, file: file)
+        } catch {
+            return Check(errors: [error], warnings: [], generation: nil)
+        }
+        let (parsed, parseErrors) = ConfigurationParser().parseCollectingErrors(root)
+        var errors = parseErrors
+        guard let configuration = parsed else {
+            return Check(errors: errors, warnings: diagnostics.all, generation: nil)
+        }
+        var keySets = KeySetDirectory.Builder(previous: nil, fetcher: jwksFetcher, clock: clock, logger: logger)
+        var providers: [ProviderID: ProviderRuntime] = [:]
+        for (id, settings) in configuration.providers.sorted(by: { $0.key < $1.key }) {
+            do {
+                providers[id] = try await makeRuntime(settings, keySets: &keySets, previous: nil)
+            } catch let error as ConfigError {
+                errors.append(error)
+            } catch {
+                errors.append(settings.backendSection.error("\(error)"))
+            }
+        }
+        let owners = Self.apiKeyOwners(providers)
+        guard errors.isEmpty else { return Check(errors: errors, warnings: diagnostics.all, generation: nil) }
+        let generation = GatewayGeneration(
+            number: 1,
+            configurationDigest: HexBytes.encode((try? Digest.sha256(bytes)) ?? []),
+            configuration: configuration,
+            providers: providers,
+            keySets: keySets.build(),
+            apiKeyOwners: owners
+        )
+        return Check(errors: [], warnings: diagnostics.all, generation: generation)
+    }
+
     /// Builds the generation of configuration text that came from `file`.
     public func build(
         bytes: [UInt8], file: ConfigFile, previous: GatewayGeneration? = nil, only: ProviderID? = nil
@@ -60,20 +116,32 @@ public struct GatewayAssembler: Sendable {
         for (id, settings) in configuration.providers.sorted(by: { $0.key < $1.key }) {
             providers[id] = try await makeRuntime(settings, keySets: &keySets, previous: previous?.providers[id])
         }
-        var owners: [[UInt8]: [ProviderID]] = [:]
-        for (id, runtime) in providers {
-            for client in runtime.settings.clients where !client.isRevoked {
-                if case .apiKey(let digest) = client.credential { owners[digest, default: []].append(id) }
-            }
-        }
         return GatewayGeneration(
             number: (previous?.number ?? 0) + 1,
             configurationDigest: HexBytes.encode(try Digest.sha256(bytes)),
             configuration: configuration,
             providers: providers,
             keySets: keySets.build(),
-            apiKeyOwners: owners
+            apiKeyOwners: Self.apiKeyOwners(providers),
+            warnings: file.diagnostics.all
         )
+    }
+
+    /// Which providers' api-key clients hold each digest (revoked clients left out). A key two tenants accept is
+    /// a located warning: its holder could take either tenant's tokens, and a 401/403 answer cannot name its owner.
+    private static func apiKeyOwners(_ providers: [ProviderID: ProviderRuntime]) -> [[UInt8]: [ProviderID]] {
+        var owners: [[UInt8]: [ProviderID]] = [:]
+        for (id, runtime) in providers.sorted(by: { $0.key < $1.key }) {
+            let clients = try? runtime.settings.clientsSection.sequence()
+            for (index, client) in runtime.settings.clients.enumerated() where !client.isRevoked {
+                guard case .apiKey(let digest) = client.credential else { continue }
+                if let first = owners[digest]?.first, let node = clients?[index] {
+                    node.warn("the same API key is accepted by provider \(first) too; give each tenant its own key")
+                }
+                owners[digest, default: []].append(id)
+            }
+        }
+        return owners
     }
 
     private func makeRuntime(

@@ -19,6 +19,8 @@ public final class GatewayGeneration: Sendable {
     /// Which providers' api-key clients hold each key digest: the "credential of another tenant" answer (403, not
     /// 401) is one lookup here, never an authentication on another tenant's behalf. Revoked clients are left out.
     let apiKeyOwners: [[UInt8]: [ProviderID]]
+    /// What assembling it found suspicious but not wrong, located; logged by `serve` and the reloader.
+    public let warnings: [ConfigError]
 
     init(
         number: Int,
@@ -26,7 +28,8 @@ public final class GatewayGeneration: Sendable {
         configuration: GatewayConfiguration,
         providers: [ProviderID: ProviderRuntime],
         keySets: KeySetDirectory,
-        apiKeyOwners: [[UInt8]: [ProviderID]]
+        apiKeyOwners: [[UInt8]: [ProviderID]],
+        warnings: [ConfigError] = []
     ) {
         self.number = number
         self.configurationDigest = configurationDigest
@@ -34,6 +37,7 @@ public final class GatewayGeneration: Sendable {
         self.providers = providers
         self.keySets = keySets
         self.apiKeyOwners = apiKeyOwners
+        self.warnings = warnings
     }
 
     /// What runs beside the server while this generation serves: one refresher per key set, and each backend's own

@@ -73,11 +73,15 @@ public protocol TokenBackend: Sendable {
     /// Work to run beside the server while this backend serves (watching a file), or nil. It must end when its
     /// task is cancelled: a reload cancels the work of the generation it replaces and starts it again.
     var backgroundWork: (any Service)? { get }
+    /// One line for `check-config` about what the backend does (the upstream URL, the token file); never a secret.
+    var summary: String { get }
 }
 
 extension TokenBackend {
     /// Most backends have no background work.
     public var backgroundWork: (any Service)? { nil }
+    /// Nothing to add by default.
+    public var summary: String { "" }
 }
 
 /// What a factory gets to build one provider's backend.

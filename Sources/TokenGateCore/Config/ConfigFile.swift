@@ -6,9 +6,11 @@ public struct ConfigFile: Sendable {
     public let directory: String
     /// The environment `${NAME}` placeholders are read from.
     public let environment: [String: String]
+    /// Where warnings about this file's values go.
+    public let diagnostics: ConfigDiagnostics
 
     /// Describes a configuration file at `path` (as given) with `environment` for `${NAME}`.
-    public init(path: String, environment: [String: String]) {
+    public init(path: String, environment: [String: String], diagnostics: ConfigDiagnostics = ConfigDiagnostics()) {
         self.displayPath = path
         if let slash = path.lastIndex(of: "/") {
             let directory = String(path[..<slash])
@@ -17,6 +19,7 @@ public struct ConfigFile: Sendable {
             self.directory = "."
         }
         self.environment = environment
+        self.diagnostics = diagnostics
     }
 
     /// `path` resolved against the configuration's directory unless it is absolute.

@@ -53,3 +53,17 @@ public enum HexBytes {
         }
     }
 }
+
+extension ConfigNode {
+    /// Why the private-key file this value names is unsafe, or nil: a key readable or writable by anyone but its
+    /// owner may already be someone else's, so it is refused as ssh refuses such a key (unless the configuration
+    /// explicitly allows it).
+    public func privateKeyFilePermissionProblem() throws -> String? {
+        let path = try path()
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
+        else { return nil }
+        guard mode & 0o077 != 0 else { return nil }
+        return "the private key file \(path) is accessible to others (mode \(String(mode & 0o777, radix: 8))); chmod 600 it"
+    }
+}

@@ -17,12 +17,45 @@ public struct ConfigurationParser: Sendable {
     /// Validates the document rooted at `root`. With `only`, every other provider is skipped unread (its `${VAR}`s
     /// need not be set), and `only` must be declared.
     public func parse(_ root: ConfigNode, only: ProviderID? = nil) throws -> GatewayConfiguration {
+        var errors = ErrorCollector(collects: false)
+        return try parse(root, only: only, errors: &errors)
+    }
+
+    /// Validates the document rooted at `root` and reports every error it can find, not just the first: a broken
+    /// section is skipped and the rest still checked. The configuration holds the providers that parsed.
+    public func parseCollectingErrors(_ root: ConfigNode) -> (configuration: GatewayConfiguration?, errors: [ConfigError]) {
+        var errors = ErrorCollector(collects: true)
+        let configuration = try? parse(root, only: nil, errors: &errors)
+        return (configuration, errors.errors)
+    }
+
+    /// Where errors go: thrown at once, or collected so parsing can go on with the next section.
+    struct ErrorCollector {
+        let collects: Bool
+        var errors: [ConfigError] = []
+
+        /// Runs `body`; a `ConfigError` is thrown on, or collected and nil returned.
+        @discardableResult
+        mutating func attempt<T>(_ body: () throws -> T) throws -> T? {
+            do {
+                return try body()
+            } catch let error as ConfigError where collects {
+                errors.append(error)
+                return nil
+            }
+        }
+    }
+
+    private func parse(_ root: ConfigNode, only: ProviderID?, errors: inout ErrorCollector) throws -> GatewayConfiguration {
         let document = try root.mapping(allowedKeys: ["server", "defaults", "providers"])
-        let server = try document.optional("server").map(parseServer) ?? ServerSettings()
+        var server = ServerSettings()
+        if let node = document.optional("server"), let parsed = try errors.attempt({ try parseServer(node) }) { server = parsed }
         var defaults = Defaults()
         if let node = document.optional("defaults") {
-            let mapping = try node.mapping(allowedKeys: ["audience", "leeway", "cache", "rateLimits"])
-            defaults = try parseOverrides(mapping, over: defaults)
+            // A broken defaults section is reported; the providers are still checked, over the built-in defaults.
+            defaults = try errors.attempt {
+                try parseOverrides(node.mapping(allowedKeys: ["audience", "leeway", "cache", "rateLimits"]), over: Defaults())
+            } ?? Defaults()
         }
         let providersNode = try document.required("providers")
         var providers: [ProviderID: ProviderSettings] = [:]
@@ -33,13 +66,17 @@ public struct ConfigurationParser: Sendable {
         }
         for (key, node) in entries where only == nil || key == only?.rawValue {
             guard let id = ProviderID(key) else {
-                throw node.keyError(
-                    "'\(key)' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"
-                )
+                try errors.attempt {
+                    throw node.keyError(
+                        "'\(key)' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"
+                    )
+                }
+                continue
             }
-            providers[id] = try parseProvider(id, node, defaults: defaults)
+            providers[id] = try errors.attempt { try parseProvider(id, node, defaults: defaults) }
         }
-        guard !providers.isEmpty else { throw providersNode.error("declare at least one provider") }
+        // When every provider failed, their errors say why; "declare one" would only mislead.
+        guard !providers.isEmpty || !errors.errors.isEmpty else { throw providersNode.error("declare at least one provider") }
         return GatewayConfiguration(server: server, providers: providers)
     }
 

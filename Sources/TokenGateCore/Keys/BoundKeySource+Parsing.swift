@@ -1,3 +1,4 @@
+import Foundation
 import JOSE
 
 extension BoundKeySource {
@@ -41,6 +42,9 @@ extension BoundKeySource {
             throw node.keyError("only for a keyFile: a JWKS or service-account file names its own kids")
         }
         if let fileNode = mapping.optional("serviceAccountFile") {
+            fileNode.warn("a service-account key file holds the private key; a verifier needs only its public part: "
+                + "prefer the account's public keys (jwksUrl: https://www.googleapis.com/service_accounts/v1/jwk/EMAIL)")
+            if let problem = try fileNode.privateKeyFilePermissionProblem() { fileNode.warn(problem) }
             return try loadServiceAccountKey(fileNode, mapping: mapping)
         }
         guard let serviceAccount = try mapping.optional("serviceAccount")?.nonEmptyString() else {
@@ -84,21 +88,49 @@ extension BoundKeySource {
 
     private static func loadFileKeys(_ mapping: ConfigMapping) throws -> [JWSKey] {
         if let fileNode = mapping.optional("jwksFile") {
-            do { return try JWKSet(json: try fileNode.fileContents()).keys.map { $0.publicKey() } } catch let error as ConfigError {
+            let keys: [JWSKey]
+            do { keys = try JWKSet(json: try fileNode.fileContents()).keys } catch let error as ConfigError {
                 throw error
             } catch {
                 throw fileNode.error("not a usable JWKS: \(error)")
             }
+            guard !keys.contains(where: \.isSymmetric) else {
+                throw fileNode.error("a verification key set must hold public keys only, not a shared secret")
+            }
+            if keys.contains(where: \.isPrivate) { warnPrivate(fileNode) }
+            return keys.map { $0.publicKey() }
         }
         let fileNode = try mapping.required("keyFile")
         let keyID = try mapping.required("keyId").nonEmptyString()
+        let key: JWSKey
+        let text = String(decoding: try fileNode.fileContents(), as: UTF8.self)
         do {
-            let text = String(decoding: try fileNode.fileContents(), as: UTF8.self)
-            return [try JWSKey.pem(text, algorithm: .rs256, keyID: keyID).publicKey()]
-        } catch let error as ConfigError {
-            throw error
+            key = try JWSKey.pem(text, algorithm: .rs256, keyID: keyID)
         } catch {
             throw fileNode.error("not a usable RS256 public key or certificate: \(error)")
+        }
+        if key.isPrivate { warnPrivate(fileNode) }
+        try checkValidity(ofCertificateIn: text, at: fileNode)
+        return [key.publicKey()]
+    }
+
+    /// A verifier given a private key works, but the key is then on one more machine than it needs to be.
+    private static func warnPrivate(_ node: ConfigNode) {
+        node.warn("holds a private key; only its public part is used: give verifiers the public key or certificate")
+        if let problem = try? node.privateKeyFilePermissionProblem() { node.warn(problem) }
+    }
+
+    /// A certificate outside its validity is refused: whoever issued it no longer vouches for its key.
+    private static func checkValidity(ofCertificateIn text: String, at node: ConfigNode) throws {
+        let validity: CertificateValidity?
+        do { validity = try CertificateValidity.of(pem: text) } catch { throw node.error("not a usable certificate: \(error)") }
+        guard let validity else { return }
+        let now = Int64(Date().timeIntervalSince1970)
+        if now > validity.notAfter {
+            throw node.error("the certificate expired at \(Date(timeIntervalSince1970: TimeInterval(validity.notAfter)).formatted(.iso8601))")
+        }
+        if now < validity.notBefore {
+            throw node.error("the certificate is not valid before \(Date(timeIntervalSince1970: TimeInterval(validity.notBefore)).formatted(.iso8601))")
         }
     }
 }

@@ -62,7 +62,7 @@ public struct JWKSURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `host` is this machine: 127.0.0.0/8, `localhost` or `::1`.
-    static func isLoopback(_ host: String) -> Bool {
+    public static func isLoopback(_ host: String) -> Bool {
         let host = host.lowercased()
         if host == "localhost" || host == "::1" || host == "[::1]" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)

@@ -1,12 +1,20 @@
 import ArgumentParser
+import Foundation
+import JOSE
+import Logging
 import TokenGateCore
 
-/// `tokengate check-config`: loads everything the gateway would and summarises it.
+/// `tokengate check-config`: assembles everything the gateway would, reports every error and warning it finds,
+/// and summarises the providers.
 struct CheckConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
         abstract: "Validate a configuration (keys parse, files readable) and summarise its providers.",
-        discussion: "Exit status: 0 valid, 2 invalid (the message names file, line:column and key)."
+        discussion: """
+            Every error found is reported, not just the first; warnings (things that work but are probably a \
+            mistake) are reported too. Exit status: 0 valid (warnings or not), 2 invalid (each message names file, \
+            line:column and key).
+            """
     )
 
     @Argument(help: "The configuration file.")
@@ -15,9 +23,20 @@ struct CheckConfigCommand: AsyncParsableCommand {
     func run() async throws {
         var options = ConfigurationOptions()
         options.config = file
-        let generation = try await options.withAssembler(logger: ConfigurationOptions.logger()) { try await options.assemble($0) }
+        let check = try await options.withAssembler(logger: ConfigurationOptions.logger(level: .error)) { await $0.check(path: file) }
+        let warnings = check.warnings.map { "tokengate: warning: \($0)\n" }.joined()
+        guard let generation = check.generation, check.errors.isEmpty else {
+            // Errors first, one per line in the order found, then the warnings; the last error goes out as the
+            // command's own failure, so a single mistake reads exactly as every other command reports it.
+            let errors = check.errors.dropLast().map { "tokengate: \($0)\n" }.joined()
+            FileHandle.standardError.write(Data((errors + warnings).utf8))
+            let last = check.errors.last.map { "\($0)" } ?? "\(file): invalid"
+            let count = check.errors.count
+            throw CLIFailure(.usage, count > 1 ? "\(last)\n\(file): \(count) errors" : last)
+        }
+        FileHandle.standardError.write(Data(warnings.utf8))
         let server = generation.configuration.server
-        print("\(file): OK")
+        print("\(file): OK\(check.warnings.isEmpty ? "" : " (\(check.warnings.count) warning\(check.warnings.count == 1 ? "" : "s"))")")
         print("server: http://\(server.host):\(server.port)")
         print("config sha256: \(generation.configurationDigest)")
         for (id, provider) in generation.providers.sorted(by: { $0.key < $1.key }) {
@@ -25,19 +44,37 @@ struct CheckConfigCommand: AsyncParsableCommand {
             let types = provider.backend.tokenTypes.sorted().map(\.rawValue).joined(separator: ", ")
             print("provider \(id)")
             print("  backend:  \(settings.backendType) (\(types))")
+            if !provider.backend.summary.isEmpty { print("            \(provider.backend.summary)") }
             print("  audience: \(settings.audience)")
-            print("  clients:  \(settings.clients.map(Self.describe).joined(separator: "; "))")
+            for line in Self.keys(provider.backend.verificationKeys) { print("  keys:     \(line)") }
+            print("  limits:   \(settings.rateLimits)")
+            print("  cache:    minRemaining \(settings.cache.minRemaining), refreshBefore \(settings.cache.refreshBefore), maxEntries \(settings.cache.maxEntries)")
+            for client in settings.clients { print("  client:   \(Self.describe(client))") }
             if let response = settings.response {
                 print("  response: \(response.tokenKey), \(response.expiryKey) as \(response.expiryFormat.rawValue)")
             }
         }
     }
 
-    private static func describe(_ client: ClientConfig) -> String {
-        let kind = switch client.credential {
-        case .apiKey: "api-key"
-        case .jwt: "jwt"
+    private static func keys(_ sources: [BoundKeySource]) -> [String] {
+        sources.map { source in
+            switch source.source {
+            case .fixed(let set): "kid \(set.keys.map { $0.keyID ?? "-" }.joined(separator: ", ")) for \(source.serviceAccount)"
+            case .url(let url): "\(url.url) (every \(url.refreshInterval)) for \(source.serviceAccount)"
+            }
         }
+    }
+
+    private static func describe(_ client: ClientConfig) -> String {
+        let kind =
+            switch client.credential {
+            case .apiKey: "api-key"
+            case .jwt(let session):
+                switch session.keySource {
+                case .fixed: "jwt from \(session.issuer)"
+                case .url(let url): "jwt from \(session.issuer), keys at \(url.url)"
+                }
+            }
         let grants = client.allow.keys.sorted().map(\.rawValue).joined(separator: ",")
         return "\(client.name) (\(kind): \(grants))\(client.isRevoked ? " revoked" : "")"
     }

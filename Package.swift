@@ -15,7 +15,6 @@ let package = Package(
     products: [
         .executable(name: "tokengate", targets: ["tokengate"]),
         .library(name: "JOSE", targets: ["JOSE"]),
-        .library(name: "TokenGateClient", targets: ["TokenGateClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -25,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The app-side client (Client/), a package of its own with no dependencies so apps don't pull the server's
+        // graph; used here by the integration tests only. Its identity is the folder name, `Client`.
+        .package(path: "Client"),
     ],
     targets: [
         // C libraries: each imported by exactly one Swift module.
@@ -101,15 +103,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The app-side client library: Foundation only, no server module, no C.
-        .target(name: "TokenGateClient", swiftSettings: swiftSettings),
-        .target(
-            name: "TokenGateClientExamples",
-            dependencies: ["TokenGateClient"],
-            path: "Examples",
-            swiftSettings: swiftSettings
-        ),
-
         // Test support only: a manual clock, temporary directories, a real gateway on an ephemeral port.
         .target(
             name: "TokenGateTesting",
@@ -179,10 +172,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
-        .testTarget(name: "TokenGateClientTests", dependencies: ["TokenGateClient"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TokenGateClientIntegrationTests",
-            dependencies: ["TokenGateClient", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE"],
+            dependencies: [
+                .product(name: "TokenGateClient", package: "Client"),
+                "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -13,7 +13,7 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String {
             case unauthenticated, forbidden, rateLimited, backendUnavailable, network, invalidResponse
-            case invalidRequest, notFound, credentialUnavailable
+            case invalidRequest, notFound, noTokenForContext, credentialUnavailable
         }
         fileprivate let base: Base
 
@@ -33,6 +33,10 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
         public static let invalidRequest = Code(base: .invalidRequest)
         /// 404: unknown provider or token type: a configuration mistake in the app or the gateway.
         public static let notFound = Code(base: .notFound)
+        /// 404 with the gateway's code `no_token_for_context`: the provider issues this token type, but its token
+        /// source (a file of pre-issued tokens) holds none for this trip or vehicle. Not retried: it stays so until
+        /// an operator adds the token; the app may ask again later, e.g. when the user retries.
+        public static let noTokenForContext = Code(base: .noTokenForContext)
         /// The app's credential source threw; `underlying` holds its error.
         public static let credentialUnavailable = Code(base: .credentialUnavailable)
 
@@ -84,7 +88,8 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
 }
 
 extension TokenGateClientError {
-    /// Classifies a non-200 gateway response by status, keeping the body's stable code and message.
+    /// Classifies a non-200 gateway response by status, and a 404 also by the body's stable code, keeping that code
+    /// and the body's message.
     static func fromResponse(status: Int, body: Data, retryAfter: TimeInterval?) -> TokenGateClientError {
         let (serverCode, serverMessage) = errorBody(body)
         let code: Code
@@ -95,6 +100,8 @@ extension TokenGateClientError {
         case 403: (code, advice) = (.forbidden, "not allowed: the user may not have a token for this context")
         case 429: (code, advice) = (.rateLimited, "rate limited by the gateway")
         case 400: (code, advice) = (.invalidRequest, "the gateway rejected the request as invalid")
+        case 404 where serverCode == noTokenForContextServerCode:
+            (code, advice) = (.noTokenForContext, "the gateway's token source holds no token for this context")
         case 404: (code, advice) = (.notFound, "unknown provider or token type")
         case 500...599: (code, advice) = (.backendUnavailable, "the gateway or its token backend is unavailable")
         default: (code, advice) = (.invalidResponse, "unexpected HTTP status")
@@ -103,6 +110,9 @@ extension TokenGateClientError {
         return TokenGateClientError(
             code: code, status: status, serverCode: serverCode, retryAfter: retryAfter, message: message)
     }
+
+    /// The gateway's stable code for a 404 that names a missing context rather than a missing provider or type.
+    static let noTokenForContextServerCode = "no_token_for_context"
 
     /// `{"error":{"code":"…","message":"…"}}`, tolerating anything else (a proxy's HTML page).
     private static func errorBody(_ body: Data) -> (code: String?, message: String?) {

@@ -42,6 +42,7 @@ import TokenGateClient
         (400, "invalid_request", TokenGateClientError.Code.invalidRequest),
         (404, "unknown_provider", .notFound),
         (404, "unknown_token_type", .notFound),
+        (404, "no_token_for_context", .noTokenForContext),
         (302, "", .invalidResponse),
     ])
     func clientErrorsAreNotRetried(status: Int, serverCode: String, code: TokenGateClientError.Code) async throws {
@@ -49,6 +50,32 @@ import TokenGateClient
         let transport = TestTransport { _, _ in Fixtures.errorResponse(status, code: serverCode) }
         let error = try await failure(Fixtures.provider(transport, clock: clock))
         #expect(error.code == code)
+        #expect(transport.count == 1)
+    }
+
+    @Test func noTokenForContextIsItsOwnCodeAndIsNotRetried() async throws {
+        let clock = ManualClock()
+        let transport = TestTransport { _, _ in Fixtures.errorResponse(404, code: "no_token_for_context") }
+        let policy = RetryPolicy(maximumAttempts: 10, jitter: 0)
+        let error = try await failure(Fixtures.provider(transport, clock: clock, retryPolicy: policy))
+        #expect(error.code == .noTokenForContext)
+        #expect(error.code != .notFound)
+        #expect(error.status == 404)
+        #expect(error.serverCode == "no_token_for_context")
+        #expect(!error.isRetryable)
+        #expect(error.description.contains("no token for this context"))
+        #expect(transport.count == 1)
+        #expect(clock.sleeps.isEmpty)
+    }
+
+    @Test func a404WithoutAKnownCodeIsNotFound() async throws {
+        let clock = ManualClock()
+        let transport = TestTransport { _, _ in
+            HTTPTransportResponse(status: 404, body: Data("<html>Not Found</html>".utf8))
+        }
+        let error = try await failure(Fixtures.provider(transport, clock: clock))
+        #expect(error.code == .notFound)
+        #expect(error.serverCode == nil)
         #expect(transport.count == 1)
     }
 

@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func denialsAreLoggedInAggregateNeverOneLinePerRequest() async throws {
-        for _ in 0..<500 { _ = await denial("nobody-here", "Bearer x") }
+        for index in 0..<500 { _ = await denial("nobody-here-\(index)", "Bearer x") }
         for _ in 0..<500 { _ = await denial("acme-rides", "Bearer \(Self.zoomKey)", peer: UInt32.random(in: 1...UInt32.max)) }
         #expect(logs.all.count == 2, "\(logs.all)")
         clock.advance(by: .seconds(11))

@@ -13,6 +13,12 @@ public struct CertificateValidity: Sendable, Equatable {
     /// The last second it is valid.
     public let notAfter: Int64
 
+    /// A validity from `notBefore` to `notAfter`, epoch seconds.
+    public init(notBefore: Int64, notAfter: Int64) {
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+    }
+
     /// Whether `time` (epoch seconds) lies within the validity.
     public func contains(_ time: Int64) -> Bool { notBefore <= time && time <= notAfter }
 

@@ -47,6 +47,15 @@ public final class GatewayGeneration: Sendable {
         return keySets.refreshers + backends
     }
 
+    /// Every verification key that came from a certificate, with when the certificate expires.
+    public var certificateExpiries: [(provider: ProviderID, serviceAccount: String, expiresAt: Int64)] {
+        providers.keys.sorted().flatMap { id in
+            (providers[id]?.backend.verificationKeys ?? []).compactMap { source in
+                source.certificateExpiresAt.map { (id, source.serviceAccount, $0) }
+            }
+        }
+    }
+
     /// Whether a key digest belongs to an api-key client of a provider other than `provider`.
     func isAPIKey(_ digest: [UInt8], ownedElsewhereThan provider: ProviderID) -> Bool {
         apiKeyOwners[digest]?.contains { $0 != provider } == true

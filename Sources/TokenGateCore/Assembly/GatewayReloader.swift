@@ -58,7 +58,7 @@ public final class GatewayReloader: Service {
                     for await _ in await UnixSignalsSequence(trapping: .sighup) { self.requestReload(trigger: "SIGHUP") }
                 }
                 if let interval = self.watchInterval { group.addTask { await self.watch(every: interval) } }
-                group.addTask { await self.flushDenialLog() }
+                group.addTask { await self.housekeeping() }
                 await group.next()
                 group.cancelAll()
             }
@@ -186,10 +186,20 @@ public final class GatewayReloader: Service {
         return try? Digest.sha256([UInt8](data) + Array(text.utf8))
     }
 
-    private func flushDenialLog() async {
+    /// Every 10 s: the counts of denials not logged one by one, and a warning once for each certificate whose
+    /// validity has ended since it was loaded (its key keeps verifying until the configuration is changed).
+    private func housekeeping() async {
+        var reported: Set<String> = []
         while !Task.isCancelled {
             do { try await Task.sleep(for: .seconds(10)) } catch { return }
             service.flushDenialLog()
+            let now = assembler.clock.wallSeconds()
+            for expiry in service.generation.certificateExpiries where expiry.expiresAt < now {
+                guard reported.insert("\(expiry.provider) \(expiry.serviceAccount) \(expiry.expiresAt)").inserted else { continue }
+                logger.warning(
+                    "a verification certificate has expired; replace it and reload",
+                    metadata: ["provider": "\(expiry.provider)", "service_account": "\(expiry.serviceAccount)", "expired_at": "\(expiry.expiresAt)"])
+            }
         }
     }
 }

@@ -27,10 +27,12 @@ final class DenialLog: Sendable {
         self.logger = logger
     }
 
-    /// Logs or counts one denial. `provider` is a validated ID or an escaped, truncated rendering of what was sent.
-    func record(_ error: TokenGateError, provider: String, type: String, peer: PeerAddress?) {
+    /// Logs or counts one denial. `provider` is the validated ID of a provider the generation serves, or nil;
+    /// `sent` is what the request named, escaped and truncated, for the first line of its kind only (so a flood of
+    /// made-up provider names is one kind, not one line and one table entry each).
+    func record(_ error: TokenGateError, provider: ProviderID?, sent: String, type: String, peer: PeerAddress?) {
         let now = clock.monotonicNanoseconds()
-        let key = Key(provider: provider, code: error.code)
+        let key = Key(provider: provider?.rawValue ?? "(unknown)", code: error.code)
         let (logNow, finished) = windows.withLock { windows -> (Bool, Int) in
             if let window = windows[key], now >= window.startedAt, now - window.startedAt < interval {
                 windows[key]!.suppressed += 1
@@ -44,7 +46,7 @@ final class DenialLog: Sendable {
         if finished > 0 { logSuppressed(finished, key) }
         var metadata: Logger.Metadata = ["code": "\(error.code)"]
         if let peer { metadata["peer"] = "\(peer)" }
-        metadata["provider"] = "\(provider)"
+        metadata["provider"] = "\(sent)"
         metadata["type"] = "\(type)"
         let level: Logger.Level = error.code == .backendInvalidToken || error.code == .internalError ? .error : .info
         logger.log(level: level, "token request denied: \(error.reason)", metadata: metadata)

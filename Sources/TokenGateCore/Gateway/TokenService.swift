@@ -45,9 +45,10 @@ public final class TokenService: Sendable {
             return try await grant(query, in: generation)
         } catch {
             // Only validated values, or escaped and truncated ones, reach the log: path segments are attacker text.
-            let provider = ProviderID(query.providerID)?.rawValue ?? Sanitized.quote(query.providerID)
+            let known = ProviderID(query.providerID).flatMap { generation.providers[$0] == nil ? nil : $0 }
+            let sent = known?.rawValue ?? Sanitized.quote(query.providerID)
             let type = TokenType(rawValue: query.tokenType)?.rawValue ?? Sanitized.quote(query.tokenType)
-            denials.record(error, provider: provider, type: type, peer: query.peer)
+            denials.record(error, provider: known, sent: sent, type: type, peer: query.peer)
             throw error
         }
     }

@@ -58,10 +58,10 @@ extension BoundKeySource {
             let url = try JWKSURL.parse(urlNode, refreshInterval: mapping.optional("refreshInterval"))
             return BoundKeySource(.url(url), serviceAccount: serviceAccount)
         }
-        let keys = try loadFileKeys(mapping)
+        let (keys, expiresAt) = try loadFileKeys(mapping)
         guard keys.allSatisfy({ $0.keyID != nil }) else { throw entry.error("every verification key needs a kid") }
         do {
-            return BoundKeySource(.fixed(try JWKSet(keys: keys)), serviceAccount: serviceAccount)
+            return BoundKeySource(.fixed(try JWKSet(keys: keys)), serviceAccount: serviceAccount, certificateExpiresAt: expiresAt)
         } catch {
             throw entry.error("the keys do not form a valid key set: \(error)")
         }
@@ -86,7 +86,8 @@ extension BoundKeySource {
         }
     }
 
-    private static func loadFileKeys(_ mapping: ConfigMapping) throws -> [JWSKey] {
+    /// The public keys of a `jwksFile` or `keyFile`, and when the certificate a `keyFile` holds expires.
+    private static func loadFileKeys(_ mapping: ConfigMapping) throws -> (keys: [JWSKey], certificateExpiresAt: Int64?) {
         if let fileNode = mapping.optional("jwksFile") {
             let keys: [JWSKey]
             do { keys = try JWKSet(json: try fileNode.fileContents()).keys } catch let error as ConfigError {
@@ -98,7 +99,7 @@ extension BoundKeySource {
                 throw fileNode.error("a verification key set must hold public keys only, not a shared secret")
             }
             if keys.contains(where: \.isPrivate) { warnPrivate(fileNode) }
-            return keys.map { $0.publicKey() }
+            return (keys.map { $0.publicKey() }, nil)
         }
         let fileNode = try mapping.required("keyFile")
         let keyID = try mapping.required("keyId").nonEmptyString()
@@ -110,8 +111,8 @@ extension BoundKeySource {
             throw fileNode.error("not a usable RS256 public key or certificate: \(error)")
         }
         if key.isPrivate { warnPrivate(fileNode) }
-        try checkValidity(ofCertificateIn: text, at: fileNode)
-        return [key.publicKey()]
+        let validity = try checkValidity(ofCertificateIn: text, at: fileNode)
+        return ([key.publicKey()], validity?.notAfter)
     }
 
     /// A verifier given a private key works, but the key is then on one more machine than it needs to be.
@@ -121,10 +122,10 @@ extension BoundKeySource {
     }
 
     /// A certificate outside its validity is refused: whoever issued it no longer vouches for its key.
-    private static func checkValidity(ofCertificateIn text: String, at node: ConfigNode) throws {
+    private static func checkValidity(ofCertificateIn text: String, at node: ConfigNode) throws -> CertificateValidity? {
         let validity: CertificateValidity?
         do { validity = try CertificateValidity.of(pem: text) } catch { throw node.error("not a usable certificate: \(error)") }
-        guard let validity else { return }
+        guard let validity else { return nil }
         let now = Int64(Date().timeIntervalSince1970)
         if now > validity.notAfter {
             throw node.error("the certificate expired at \(Date(timeIntervalSince1970: TimeInterval(validity.notAfter)).formatted(.iso8601))")
@@ -132,6 +133,7 @@ extension BoundKeySource {
         if now < validity.notBefore {
             throw node.error("the certificate is not valid before \(Date(timeIntervalSince1970: TimeInterval(validity.notBefore)).formatted(.iso8601))")
         }
+        return validity
     }
 }
 

@@ -77,10 +77,14 @@ public struct BoundKeySource: Sendable {
     public var source: KeySource
     /// The service account every key of `source` signs for.
     public var serviceAccount: String
+    /// When the certificate the key came from expires (epoch seconds), if it came from one: the gateway logs when
+    /// that time passes (it was refused at load if already past).
+    public var certificateExpiresAt: Int64?
 
     /// Binds `source` to `serviceAccount`.
-    public init(_ source: KeySource, serviceAccount: String) {
+    public init(_ source: KeySource, serviceAccount: String, certificateExpiresAt: Int64? = nil) {
         self.source = source
         self.serviceAccount = serviceAccount
+        self.certificateExpiresAt = certificateExpiresAt
     }
 }

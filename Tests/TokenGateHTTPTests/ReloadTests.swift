@@ -106,6 +106,7 @@ import TokenGateTesting
         ("a syntax error", "providers:\n  acme-rides: [\n", "config.yaml:"),
         ("a value of the wrong type", nil, "providers.acme-rides.cache.maxEntries: expected an integer"),
         ("a missing key file", nil, "serviceAccountFile: no such file"),
+        ("a key file others may read", nil, "is accessible to others (mode 644)"),
         ("a half-written file", nil, "config.yaml:"),
     ] as [(String, String?, String)])
     func aBrokenConfigurationKeepsTheRunningGeneration(_ shape: String, _ replacement: String?, _ reason: String) async throws {
@@ -115,6 +116,11 @@ import TokenGateTesting
             let first = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
             #expect(first.status == 200)
             let original = try fixture.configText()
+            if shape == "a key file others may read" {
+                let loose = try ServiceAccountKey.generate(projectID: "acme-rides", clientEmail: "loose@acme-rides.iam.gserviceaccount.com")
+                let path = try fixture.directory.write("keys/loose.json", try loose.json())
+                try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+            }
             try fixture.rewriteConfig { text in
                 if let replacement { return replacement }
                 switch shape {
@@ -123,6 +129,10 @@ import TokenGateTesting
                     return text.replacingOccurrences(
                         of: "consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]",
                         with: "consumer: [{ serviceAccountFile: keys/missing.json }]")
+                case "a key file others may read":
+                    return text.replacingOccurrences(
+                        of: "consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]",
+                        with: "consumer: [{ serviceAccountFile: keys/loose.json }]")
                 default: return String(text.prefix(text.count / 2))
                 }
             }

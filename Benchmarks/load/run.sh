@@ -133,6 +133,22 @@ providers:
           consumer: any
     rateLimits:
       caller: { rate: 1/h, burst: 1 }
+  flood-fleet:
+    backend:
+      type: static-key
+      keys:
+        consumer:
+          - serviceAccountFile: $WORK/keys/flood.json
+            generateIfMissing: true
+    clients:
+      - name: flood-backend
+        type: api-key
+        keySha256: $API_KEY_SHA256
+        allow:
+          consumer: any
+    rateLimits:
+      failedAuth: { rate: 1/h, burst: 1 }
+      failedAuthPerPeer: { rate: 1/h, burst: 1 }
 EOF
 
 # The rider's session token, signed with the IdP key as an identity provider would: valid for an hour.
@@ -256,8 +272,12 @@ LUA
 export EXPECT_STATUS UNEXPECTED_STATUS="$WORK/unexpected-status"
 LIMITED_PATH="/v1/providers/limited-fleet/tokens/consumer"
 BAD_AUTH="Authorization: Bearer tg_load_not_a_key_$(openssl rand -hex 8)"
-# The limited provider's caller spends its one request now; from here on it gets 429.
+FLOOD_PATH="/v1/providers/flood-fleet/tokens/consumer"
+# The limited provider's caller spends its one request now, and one bad key spends the flood provider's one failed
+# authentication: from here on both answer 429.
 curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
+[[ $(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -H "$BAD_AUTH" "$GATEWAY$FLOOD_PATH?tripId=trip-1") == 401 ]] ||
+    die "the flood provider did not refuse a bad key"
 
 # Rounds interleave the paths, so a burst of other work on a shared machine hits all of them alike; the report
 # takes each figure's median over the rounds.
@@ -269,7 +289,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     run_wrk "jwt.$round" "$GATEWAY_PID" -d"$DURATION" -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     EXPECT_STATUS=401 run_wrk "denied401.$round" "$GATEWAY_PID" -d"$DURATION" -H "$BAD_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     EXPECT_STATUS=429 run_wrk "denied429.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
-    EXPECT_STATUS=429 run_wrk "flood429.$round" "$GATEWAY_PID" -d"$DURATION" -H "$BAD_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
+    EXPECT_STATUS=429 run_wrk "flood429.$round" "$GATEWAY_PID" -d"$DURATION" -H "$BAD_AUTH" "$GATEWAY$FLOOD_PATH?tripId=trip-1"
 done
 EXPECT_STATUS=
 LOAD_AVG_CACHED="$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -27,8 +27,9 @@ final class DenialLog: Sendable {
         self.logger = logger
     }
 
-    /// Logs or counts one denial. `provider` is a validated ID or an escaped, truncated rendering of what was sent.
-    func record(_ error: TokenGateError, provider: String, type: String, peer: PeerAddress?) {
+    /// Logs or counts one denial. `provider` is a validated ID or an escaped, truncated rendering of what was sent;
+    /// `requestID` is well-formed (the HTTP layer checked it), so it is logged as is.
+    func record(_ error: TokenGateError, provider: String, type: String, peer: PeerAddress?, requestID: String? = nil) {
         let now = clock.monotonicNanoseconds()
         let key = Key(provider: provider, code: error.code)
         let (logNow, finished) = windows.withLock { windows -> (Bool, Int) in
@@ -44,6 +45,7 @@ final class DenialLog: Sendable {
         if finished > 0 { logSuppressed(finished, key) }
         var metadata: Logger.Metadata = ["code": "\(error.code)"]
         if let peer { metadata["peer"] = "\(peer)" }
+        if let requestID, !requestID.isEmpty { metadata["request_id"] = "\(requestID)" }
         metadata["provider"] = "\(provider)"
         metadata["type"] = "\(type)"
         let level: Logger.Level = error.code == .backendInvalidToken || error.code == .internalError ? .error : .info

@@ -47,7 +47,7 @@ public final class TokenService: Sendable {
             // Only validated values, or escaped and truncated ones, reach the log: path segments are attacker text.
             let provider = ProviderID(query.providerID)?.rawValue ?? Sanitized.quote(query.providerID)
             let type = TokenType(rawValue: query.tokenType)?.rawValue ?? Sanitized.quote(query.tokenType)
-            denials.record(error, provider: provider, type: type, peer: query.peer)
+            denials.record(error, provider: provider, type: type, peer: query.peer, requestID: query.requestID)
             throw error
         }
     }

@@ -184,7 +184,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE"], swiftSettings: swiftSettings),
+        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE", "TokenGateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "TokenGateClientTests", dependencies: ["TokenGateClient"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TokenGateClientIntegrationTests",

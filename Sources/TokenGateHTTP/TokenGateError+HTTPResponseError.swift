@@ -6,10 +6,12 @@ public import TokenGateCore
 extension TokenGateError: HTTPResponseError {
     public var status: HTTPResponse.Status {
         switch code {
-        case .invalidRequest: .badRequest
+        case .invalidRequest, .badRequest: .badRequest
+        case .requestHeaderFieldsTooLarge: .requestHeaderFieldsTooLarge
         case .unauthenticated: .unauthorized
-        case .forbidden: .forbidden
-        case .unknownProvider, .unknownTokenType, .noTokenForContext: .notFound
+        case .forbidden, .originNotAllowed: .forbidden
+        case .unknownProvider, .unknownTokenType, .noTokenForContext, .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .rateLimited: .tooManyRequests
         case .backendInvalidToken, .backendError: .badGateway
         case .backendUnavailable: .serviceUnavailable
@@ -19,14 +21,24 @@ extension TokenGateError: HTTPResponseError {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response()
+    }
+
+    /// The answer: the JSON body, `Cache-Control: no-store`, the code's own headers (`WWW-Authenticate`,
+    /// `Retry-After`), then `extra`.
+    func response(adding extra: HTTPFields = [:]) -> Response {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         if code == .unauthenticated { headers[.wwwAuthenticate] = #"Bearer realm="tokengate""# }
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        headers.append(contentsOf: extra)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// `{"error":{"code":"…","message":"…"}}` with the code's fixed message: the reason is for the log only.
-    var body: [UInt8] {
+    var body: [UInt8] { Self.body(for: code) }
+
+    /// The error body of `code`.
+    static func body(for code: Code) -> [UInt8] {
         var error = JSONObject()
         error["code"] = .string(code.rawValue)
         error["message"] = .string(code.publicMessage)

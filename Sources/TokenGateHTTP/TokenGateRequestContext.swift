@@ -7,6 +7,12 @@ public struct TokenGateRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The peer's address, for the failed-authentication limit per address and for logs.
     public let remoteAddress: SocketAddress?
+    /// This request's ID: the caller's well-formed `X-Request-ID`, else one the gateway made. Set by the
+    /// outermost middleware, echoed in the `X-Request-ID` response header and logged with every line about the
+    /// request.
+    public internal(set) var requestID = ""
+    /// The `Origin` header, when exactly one was sent (browsers); read in the same pass as the request ID.
+    var origin: String?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

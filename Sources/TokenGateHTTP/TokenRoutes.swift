@@ -1,3 +1,4 @@
+import HTTPTypes
 public import Hummingbird
 import JOSE
 public import TokenGateCore
@@ -17,12 +18,26 @@ public struct TokenRoutes: Sendable {
         self.metrics = GatewayMetrics()
     }
 
+    static let tokenPath = "/v1/providers/:providerId/tokens/:tokenType"
+    static let jwksPath = "/v1/providers/:providerId/jwks.json"
+
+    /// Every path ``register(on:)`` adds, with the methods it answers (the `Allow` of a 405).
+    static let table = RouteTable([
+        .init(path: tokenPath, allow: "GET, OPTIONS"),
+        .init(path: jwksPath, allow: "GET"),
+        .init(path: "/healthz", allow: "GET"),
+        .init(path: "/readyz", allow: "GET"),
+    ])
+
     /// Adds the routes to `router`.
     public func register(on router: Router<TokenGateRequestContext>) {
-        router.get("/v1/providers/:providerId/tokens/:tokenType") { request, context in
-            try await self.token(request, context)
+        router.get(RouterPath(Self.tokenPath)) { request, context in
+            await self.token(request, context)
         }
-        router.get("/v1/providers/:providerId/jwks.json") { _, context in
+        router.on(RouterPath(Self.tokenPath), method: .options) { request, context in
+            try self.preflight(request, context)
+        }
+        router.get(RouterPath(Self.jwksPath)) { _, context in
             let bytes = try self.service.publicKeys(providerID: context.parameters.get("providerId") ?? "")
             return Self.json(bytes, status: .ok, cacheControl: "public, max-age=300")
         }
@@ -46,16 +61,24 @@ public struct TokenRoutes: Sendable {
         }
     }
 
-    private func token(_ request: Request, _ context: TokenGateRequestContext) async throws -> Response {
+    /// Answers errors itself rather than throwing them, so a browser's request gets its CORS headers on a 401 or
+    /// 429 too and the page can read why.
+    private func token(_ request: Request, _ context: TokenGateRequestContext) async -> Response {
+        var response: Response
         do {
             let query = try parse(request, context)
             let grant = try await service.token(for: query)
             metrics.record(grant.outcome)
-            return Self.json(TokenResponse.body(for: grant, now: clock.wallSeconds()), status: .ok, cacheControl: "no-store")
+            response = Self.json(TokenResponse.body(for: grant, now: clock.wallSeconds()), status: .ok, cacheControl: "no-store")
         } catch {
             metrics.record(error.code)
-            throw error
+            response = error.response()
         }
+        // Only browsers send Origin: apps and backends pay nothing here.
+        if let origin = context.origin, corsPolicy(context)?.allows(origin) == true {
+            response.headers.append(contentsOf: Self.corsHeaders(origin: origin))
+        }
+        return response
     }
 
     /// Turns the request into a `TokenQuery`, refusing oversized or repeated parts before anything else runs.
@@ -73,7 +96,8 @@ public struct TokenRoutes: Sendable {
             tokenType: context.parameters.get("tokenType") ?? "",
             parameters: parameters,
             authorization: authorization,
-            peer: context.peer
+            peer: context.peer,
+            requestID: context.requestID
         )
     }
 
@@ -94,10 +118,11 @@ public struct TokenRoutes: Sendable {
     }
 
     static func json(_ buffer: ByteBuffer, status: HTTPResponse.Status, cacheControl: String) -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: "application/json", .cacheControl: cacheControl],
-            body: .init(byteBuffer: buffer)
-        )
+        // One allocation with room for what follows (Content-Length, X-Request-ID, Date, Server): no regrowth.
+        var headers = HTTPFields()
+        headers.reserveCapacity(8)
+        headers.append(HTTPField(name: .contentType, value: "application/json"))
+        headers.append(HTTPField(name: .cacheControl, value: cacheControl))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
     }
 }

@@ -11,6 +11,8 @@ import TokenGateHTTP
 public struct RunningGateway: Sendable {
     /// `http://127.0.0.1:PORT`
     public let baseURL: String
+    /// The port it listens on, for raw TCP clients.
+    public let port: Int
     /// The service behind it, for assertions on its state.
     public let service: TokenService
     /// The reloader that runs its generations, as under `serve`.
@@ -52,7 +54,7 @@ public struct RunningGateway: Sendable {
             defer { tasks.cancelAll() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw CancellationError() }
-            let gateway = RunningGateway(baseURL: "http://127.0.0.1:\(port)", service: service, reloader: reloader)
+            let gateway = RunningGateway(baseURL: "http://127.0.0.1:\(port)", port: port, service: service, reloader: reloader)
             do {
                 let result = try await body(gateway)
                 await group.triggerGracefulShutdown()
@@ -66,7 +68,15 @@ public struct RunningGateway: Sendable {
 
     /// GETs `path` (with query) with an optional bearer credential; returns status, headers and body.
     public func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> GatewayResponse {
+        try await request("GET", path, bearer: bearer, headers: headers)
+    }
+
+    /// Sends `method` to `path` (with query) with an optional bearer credential; returns status, headers and body.
+    public func request(_ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws
+        -> GatewayResponse
+    {
         var request = HTTPClientRequest(url: baseURL + path)
+        request.method = HTTPMethod(rawValue: method)
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))

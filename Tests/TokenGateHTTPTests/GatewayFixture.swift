@@ -16,20 +16,26 @@ struct GatewayFixture {
     let probe = BackendProbe()
     let identityProvider: JWSKey
 
-    init(cache: String = "{ minRemaining: 5m, refreshBefore: 10m, maxEntries: 1000 }", rateLimits: String = "{}", response: String? = nil) throws {
+    /// `server` is the body of a `server:` section (a flow mapping); `cors` acme-rides' `cors:` section.
+    init(
+        cache: String = "{ minRemaining: 5m, refreshBefore: 10m, maxEntries: 1000 }", rateLimits: String = "{}", response: String? = nil,
+        server: String? = nil, cors: String? = nil
+    ) throws {
         directory = try TemporaryDirectory()
         identityProvider = try JWSKey.generate(.rs256, keyID: "idp-1")
         try directory.write("idp-jwks.json", try JWKSet(keys: [identityProvider.publicKey()]).publicJSON())
         let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
         let responseLine = response.map { "    response: \($0)\n" } ?? ""
+        let corsLine = cors.map { "    cors: \($0)\n" } ?? ""
+        let serverLine = server.map { "server: \($0)\n" } ?? ""
         try directory.write(
             "config.yaml",
             """
-            providers:
+            \(serverLine)providers:
               acme-rides:
                 cache: \(cache)
                 rateLimits: \(rateLimits)
-            \(responseLine)    backend:
+            \(responseLine)\(corsLine)    backend:
                   type: static-key
                   keys:
                     consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]

@@ -81,16 +81,12 @@ public struct ConfigurationParser: Sendable {
     }
 
     private func parseServer(_ node: ConfigNode) throws -> ServerSettings {
-        let mapping = try node.mapping(allowedKeys: ["host", "port"])
-        var server = ServerSettings()
-        if let host = mapping.optional("host") { server.host = try host.nonEmptyString() }
-        if let port = mapping.optional("port") { server.port = try port.int(in: 0...65535) }
-        return server
+        try ServerSettings.parse(node)
     }
 
     private func parseProvider(_ id: ProviderID, _ node: ConfigNode, defaults: Defaults) throws -> ProviderSettings {
         let mapping = try node.mapping(allowedKeys: [
-            "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response",
+            "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors",
         ])
         let settings = try parseOverrides(mapping, over: defaults)
         let backend = try mapping.required("backend")
@@ -118,6 +114,7 @@ public struct ConfigurationParser: Sendable {
             rateLimits: settings.rateLimits,
             clients: clients,
             response: try mapping.optional("response").map(ResponseMapping.parse),
+            cors: try mapping.optional("cors").map(CORSPolicy.parse),
             backendType: try typeNode.nonEmptyString(),
             backendSection: backend,
             clientsSection: clientsNode

@@ -18,6 +18,16 @@ public struct ServerSettings: Sendable, Equatable {
     public var host: String = "127.0.0.1"
     /// The TCP port; 0 picks a free one.
     public var port: Int = 8080
+    /// Open connections at most; one more is closed as it is accepted, counted and logged.
+    public var maxConnections: Int = 10_000
+    /// The listen queue of connections the kernel completed but the server has not accepted yet (`listen(2)`
+    /// backlog; Linux caps it at `net.core.somaxconn`).
+    public var listenBacklog: Int = 1024
+    /// A connection with no request in progress for this long is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// A request must arrive whole, headers and body, within this time of its first byte; else the connection is
+    /// closed (a client sending slowly cannot hold a connection).
+    public var readTimeout: Duration = .seconds(10)
 
     /// Creates settings with the defaults.
     public init() {}
@@ -39,6 +49,8 @@ public struct ProviderSettings: Sendable {
     public var clients: [ClientConfig]
     /// A legacy response shape, or `nil` for TokenGate's own.
     public var response: ResponseMapping?
+    /// Which browser origins may call the token route, or `nil` for none (no CORS headers at all).
+    public var cors: CORSPolicy?
     /// The backend plugin's `type:`.
     public var backendType: String
     /// The `backend:` section, handed to the plugin's factory.

@@ -7,11 +7,16 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String, CaseIterable {
             case invalidRequest = "invalid_request"
+            case badRequest = "bad_request"
+            case requestHeaderFieldsTooLarge = "request_header_fields_too_large"
             case unauthenticated
             case forbidden
             case unknownProvider = "unknown_provider"
             case unknownTokenType = "unknown_token_type"
             case noTokenForContext = "no_token_for_context"
+            case notFound = "not_found"
+            case methodNotAllowed = "method_not_allowed"
+            case originNotAllowed = "origin_not_allowed"
             case rateLimited = "rate_limited"
             case backendInvalidToken = "backend_invalid_token"
             case backendError = "backend_error"
@@ -33,11 +38,16 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
         public var publicMessage: String {
             switch base {
             case .invalidRequest: "the request is malformed"
+            case .badRequest: "the HTTP request is malformed"
+            case .requestHeaderFieldsTooLarge: "the request's header fields are too large"
             case .unauthenticated: "a valid credential for this provider is required"
             case .forbidden: "this credential may not have that token"
             case .unknownProvider: "no such provider"
             case .unknownTokenType: "this provider does not issue that token type"
             case .noTokenForContext: "no token is available for that context"
+            case .notFound: "no such resource"
+            case .methodNotAllowed: "this method is not allowed on this resource; see the Allow header"
+            case .originNotAllowed: "this origin may not call this provider from a browser"
             case .rateLimited: "too many requests; retry after the time given"
             case .backendInvalidToken: "the backend produced a token that failed verification"
             case .backendError: "the token backend failed"
@@ -49,6 +59,11 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
 
         /// The request is malformed: bad IDs, missing or extra parameters, oversized values.
         public static let invalidRequest = Code(base: .invalidRequest)
+        /// The HTTP message itself is malformed (the parser refused it, or `Host` is missing or repeated): the
+        /// connection is closed after the answer.
+        public static let badRequest = Code(base: .badRequest)
+        /// A header field, or all of them together, is over the HTTP decoder's limit.
+        public static let requestHeaderFieldsTooLarge = Code(base: .requestHeaderFieldsTooLarge)
         /// No credential, or one that is not valid for this provider.
         public static let unauthenticated = Code(base: .unauthenticated)
         /// An authenticated caller asked for a token it may not have.
@@ -59,6 +74,12 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let unknownTokenType = Code(base: .unknownTokenType)
         /// The backend holds no token for that context (a file source without one): not worth retrying.
         public static let noTokenForContext = Code(base: .noTokenForContext)
+        /// No route has that path.
+        public static let notFound = Code(base: .notFound)
+        /// The path exists, but not for that method; the answer's `Allow` header lists the methods it has.
+        public static let methodNotAllowed = Code(base: .methodNotAllowed)
+        /// A CORS preflight from an origin the provider does not list.
+        public static let originNotAllowed = Code(base: .originNotAllowed)
         /// A rate limit refused the request; `retryAfter` says for how long.
         public static let rateLimited = Code(base: .rateLimited)
         /// The backend produced a token that failed verification; it was not cached nor returned.

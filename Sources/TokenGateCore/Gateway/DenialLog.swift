@@ -29,8 +29,11 @@ final class DenialLog: Sendable {
 
     /// Logs or counts one denial. `provider` is the validated ID of a provider the generation serves, or nil;
     /// `sent` is what the request named, escaped and truncated, for the first line of its kind only (so a flood of
-    /// made-up provider names is one kind, not one line and one table entry each).
-    func record(_ error: TokenGateError, provider: ProviderID?, sent: String, type: String, peer: PeerAddress?) {
+    /// made-up provider names is one kind, not one line and one table entry each). `requestID` is well-formed (the
+    /// HTTP layer checked it), so it is logged as is.
+    func record(
+        _ error: TokenGateError, provider: ProviderID?, sent: String, type: String, peer: PeerAddress?, requestID: String? = nil
+    ) {
         let now = clock.monotonicNanoseconds()
         let key = Key(provider: provider?.rawValue ?? "(unknown)", code: error.code)
         let (logNow, finished) = windows.withLock { windows -> (Bool, Int) in
@@ -46,6 +49,7 @@ final class DenialLog: Sendable {
         if finished > 0 { logSuppressed(finished, key) }
         var metadata: Logger.Metadata = ["code": "\(error.code)"]
         if let peer { metadata["peer"] = "\(peer)" }
+        if let requestID, !requestID.isEmpty { metadata["request_id"] = "\(requestID)" }
         metadata["provider"] = "\(sent)"
         metadata["type"] = "\(type)"
         let level: Logger.Level = error.code == .backendInvalidToken || error.code == .internalError ? .error : .info

@@ -10,6 +10,8 @@ public struct TokenQuery: Sendable {
     public var authorization: String?
     /// The caller's address, for the failed-authentication limit per peer and for logs.
     public var peer: PeerAddress?
+    /// The request's ID (the `X-Request-ID` the caller sent when well-formed, else one the gateway made), for logs.
+    public var requestID: String?
 
     /// Creates a query.
     public init(
@@ -17,13 +19,15 @@ public struct TokenQuery: Sendable {
         tokenType: String,
         parameters: [String: String],
         authorization: String?,
-        peer: PeerAddress? = nil
+        peer: PeerAddress? = nil,
+        requestID: String? = nil
     ) {
         self.providerID = providerID
         self.tokenType = tokenType
         self.parameters = parameters
         self.authorization = authorization
         self.peer = peer
+        self.requestID = requestID
     }
 }
 

@@ -48,7 +48,7 @@ public final class TokenService: Sendable {
             let known = ProviderID(query.providerID).flatMap { generation.providers[$0] == nil ? nil : $0 }
             let sent = known?.rawValue ?? Sanitized.quote(query.providerID)
             let type = TokenType(rawValue: query.tokenType)?.rawValue ?? Sanitized.quote(query.tokenType)
-            denials.record(error, provider: known, sent: sent, type: type, peer: query.peer)
+            denials.record(error, provider: known, sent: sent, type: type, peer: query.peer, requestID: query.requestID)
             throw error
         }
     }

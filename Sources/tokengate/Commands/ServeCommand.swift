@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import JOSE
 import Logging
+import NIOCore
 import ServiceLifecycle
+import Synchronization
 import TokenGateCore
 import TokenGateHTTP
 import UnixSignals
@@ -53,7 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
             logProviders(generation, logger: logger)
             let service = TokenService(generation: generation, logger: logger)
             let host = server.host
+            let listening = ListeningFlag()
             let application = GatewayApplication.make(service: service, server: server, logger: logger) { port in
+                listening.set()
                 // One line on standard output, for scripts and tests that started us on port 0.
                 FileHandle.standardOutput.write(Data("tokengate listening on http://\(host):\(port)\n".utf8))
             }
@@ -72,8 +76,37 @@ struct ServeCommand: AsyncParsableCommand {
             )
             try writePIDFile()
             defer { if let pidFile { try? FileManager.default.removeItem(atPath: pidFile) } }
-            try await group.run()
+            do {
+                try await group.run()
+            } catch {
+                // Before the listener is up, a socket error is the address (busy, not ours, not allowed): a
+                // configuration error, said in one line rather than as NIO's error.
+                guard !listening.isSet, let failure = Self.listenFailure(error, host: server.host, port: server.port) else { throw error }
+                throw failure
+            }
         }
+    }
+
+    /// `cannot listen on HOST:PORT: REASON`, when `error` is why the server could not bind.
+    static func listenFailure(_ error: any Error, host: String, port: Int) -> CLIFailure? {
+        let reason: String
+        switch error {
+        case let error as IOError:
+            switch error.errnoCode {
+            case EADDRINUSE: reason = "address already in use"
+            case EADDRNOTAVAIL: reason = "address not available on this host"
+            case EACCES: reason = "permission denied"
+            default:
+                let text = String(cString: strerror(error.errnoCode))
+                reason = text.prefix(1).lowercased() + text.dropFirst()
+            }
+        case is SocketAddressError:
+            reason = "no such host or address"
+        default:
+            return nil
+        }
+        let address = host.contains(":") ? "[\(host)]" : host
+        return CLIFailure(.usage, "cannot listen on \(address):\(port): \(reason)")
     }
 
     private func writePIDFile() throws(CLIFailure) {
@@ -107,4 +140,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The demo API key of the bundled config.yaml, published in the README.
     static let demoAPIKey = "tg_demo_not_a_secret"
+}
+
+/// Whether the server has started listening; set once, from the server's start callback.
+private final class ListeningFlag: Sendable {
+    private let value = Mutex(false)
+
+    var isSet: Bool { value.withLock { $0 } }
+
+    func set() { value.withLock { $0 = true } }
 }

@@ -1,0 +1,34 @@
+extension ServerSettings {
+    /// The `server:` section:
+    ///
+    /// ```yaml
+    /// server:
+    ///   host: 127.0.0.1          # string, default 127.0.0.1
+    ///   port: 8080               # 0...65535 (0: any free port), default 8080
+    ///   maxConnections: 10000    # 1...1000000, default 10000
+    ///   listenBacklog: 1024      # 1...65535, default 1024
+    ///   idleTimeout: 60s         # 1s...1h, default 60s
+    ///   readTimeout: 10s         # 100ms...5m, default 10s
+    /// ```
+    static func parse(_ node: ConfigNode) throws -> ServerSettings {
+        let mapping = try node.mapping(allowedKeys: ["host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout"])
+        var server = ServerSettings()
+        if let host = mapping.optional("host") { server.host = try host.nonEmptyString() }
+        if let port = mapping.optional("port") { server.port = try port.int(in: 0...65535) }
+        if let value = mapping.optional("maxConnections") { server.maxConnections = try value.int(in: 1...1_000_000) }
+        if let value = mapping.optional("listenBacklog") { server.listenBacklog = try value.int(in: 1...65535) }
+        if let value = mapping.optional("idleTimeout") {
+            server.idleTimeout = try duration(value, in: .seconds(1)...(.seconds(3600)), "1s and 1h")
+        }
+        if let value = mapping.optional("readTimeout") {
+            server.readTimeout = try duration(value, in: .milliseconds(100)...(.seconds(300)), "100ms and 5m")
+        }
+        return server
+    }
+
+    private static func duration(_ node: ConfigNode, in range: ClosedRange<Duration>, _ bounds: String) throws -> Duration {
+        let value = try node.duration()
+        guard range.contains(value) else { throw node.error("must be between \(bounds)") }
+        return value
+    }
+}

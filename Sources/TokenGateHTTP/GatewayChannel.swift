@@ -1,0 +1,59 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// Each accepted connection's pipeline: Hummingbird's `HTTP1Channel`, with TokenGate's guards where that one has
+/// no hook.
+///
+/// `HTTP1Channel` only takes extra handlers after its HTTP/1 → HTTPTypes conversion, where the HTTP version is
+/// gone (a missing `Host` is wrong for HTTP/1.1 only) and the raw bytes that start a request are never seen (a
+/// client dribbling its headers). So this child channel builds the same pipeline itself, with
+///
+/// ```
+/// RequestStartHandler → HTTP encoder/decoder → HTTP1RequestGuard → HTTP1ToHTTPServerCodec
+///     → HTTPConnectionStateHandler (idle timeout) → NIOAsyncChannel
+/// ```
+///
+/// and hands each connection to Hummingbird's own request loop (`handleHTTP`), which is unchanged.
+struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    /// Limits of one connection.
+    struct Configuration: Sendable {
+        /// A connection with no request in progress for this long is closed (Hummingbird's idle timeout).
+        var idleTimeout: Duration
+        /// A request must arrive whole within this time of its first byte.
+        var readTimeout: Duration
+        /// The HTTP decoder's limits; past them a request is answered 431.
+        var decoderLimits: NIOHTTPDecoderLimitConfiguration
+    }
+
+    let responder: HTTPChannelHandler.Responder
+    let configuration: Configuration
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let deadline = RequestReadDeadline(timeout: TimeAmount(configuration.readTimeout), logger: logger)
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(RequestStartHandler(deadline: deadline))
+            try pipeline.configureHTTPServerPipeline(
+                withPipeliningAssistance: false,  // NIOAsyncChannel already handles requests one at a time
+                withErrorHandling: false,  // HTTP1RequestGuard answers parser errors
+                withOutboundHeaderValidation: false,  // HTTPTypes validates header fields already
+                withEncoderConfiguration: .init(),
+                withDecoderLimitConfiguration: configuration.decoderLimits
+            )
+            try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, logger: logger))
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: configuration.idleTimeout, logger: logger))
+            return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: value, logger: logger)
+    }
+}

@@ -1,0 +1,79 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import TokenGateCore
+
+/// The outermost middleware: gives every request its ID and turns every error into TokenGate's JSON answer.
+///
+/// Hummingbird lets a router customise "not found" only through middleware (its `NotFoundResponder` throws
+/// `HTTPError(.notFound)` through the router's middleware stack, for an unknown path and for a known path with an
+/// unrouted method alike), so this is the one place that sees every routed request and every error: it tells
+/// the two not-founds apart with ``RouteTable`` (404 `not_found`, or 405 `method_not_allowed` with `Allow`),
+/// renders `TokenGateError`s, and makes anything else a logged 500 `internal_error`. Errors the HTTP parser
+/// raises before a request exists are answered by ``HTTP1RequestGuard``.
+struct GatewayMiddleware: RouterMiddleware {
+    typealias Context = TokenGateRequestContext
+
+    let routes: RouteTable
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        // One pass over the headers, no allocation: the subscript would join repeated fields into a new string.
+        var incomingID: String?
+        var idCount = 0
+        var origin: String?
+        var originCount = 0
+        for field in request.headers {
+            if field.name == .xRequestID {
+                incomingID = field.value
+                idCount += 1
+            } else if field.name == .origin {
+                origin = field.value
+                originCount += 1
+            }
+        }
+        if idCount == 1, let incomingID, RequestIdentifier.isWellFormed(incomingID) {
+            context.requestID = incomingID
+        } else {
+            context.requestID = RequestIdentifier.make()
+        }
+        if originCount == 1 { context.origin = origin }
+
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = await self.response(to: error, request, context)
+        }
+        response.headers.append(HTTPField(name: .xRequestID, value: context.requestID))
+        // No route answers HEAD, so this is a 405 whose body must not be sent (RFC 9110 §9.3.2).
+        if request.method == .head { response = response.createHeadResponse() }
+        return response
+    }
+
+    private func response(to error: any Error, _ request: Request, _ context: Context) async -> Response {
+        switch error {
+        case let error as TokenGateError:
+            return error.response()
+        case let error as HTTPError where error.status == .notFound:
+            guard let allow = await routes.allowedMethods(at: request, context: context) else {
+                return TokenGateError(.notFound, "no route").response()
+            }
+            return TokenGateError(.methodNotAllowed, "method not routed").response(adding: [.allow: allow])
+        default:
+            // A bug, not input: logged with what identifies the request, never the request's own text.
+            context.logger.error(
+                "request failed with an unexpected error",
+                metadata: [
+                    "request_id": "\(context.requestID)", "peer": "\(context.peer.map(String.init(describing:)) ?? "unknown")",
+                    "error_type": "\(String(reflecting: type(of: error)))",
+                ])
+            return TokenGateError(.internalError, "unexpected error").response()
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Request-ID`: the request's ID, in requests (honoured when well-formed) and in every response.
+    static let xRequestID = HTTPField.Name("X-Request-ID")!
+}

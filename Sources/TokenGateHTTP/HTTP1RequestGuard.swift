@@ -1,0 +1,141 @@
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+import TokenGateCore
+
+/// Between the HTTP/1 decoder and the HTTPTypes conversion: refuses requests whose `Host` breaks RFC 9112 §3.2,
+/// ends the read deadline with each request, and turns Hummingbird's bare answer to a malformed request into
+/// TokenGate's JSON error.
+///
+/// Hummingbird answers an `HTTPParserError` (it reaches the request loop in order, after the requests before it)
+/// with a bodiless `400` and `Connection: close`, and has no hook to change that answer. Rather than a second
+/// request loop, this handler remembers which error went by and rewrites that one answer on its way out: `431
+/// request_header_fields_too_large` for a header over the decoder's limit, else `400 bad_request`, each with the
+/// JSON body and an `X-Request-ID` (then Hummingbird closes the connection's output). A request with no `Host` (HTTP/1.1), two
+/// `Host` fields, or an invalid one is turned into the same kind of error, so it is answered the same way, in
+/// order. Nothing is read from the connection after a refusal.
+final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private enum State {
+        case open
+        /// A malformed request was refused with this code and request ID; its answer is not written yet.
+        case refused(TokenGateError.Code, requestID: String)
+        /// The answer's head is written; its body goes out with the end.
+        case answering(TokenGateError.Code)
+        case answered
+    }
+
+    private let deadline: RequestReadDeadline
+    private let logger: Logger
+    private var state = State.open
+
+    init(deadline: RequestReadDeadline, logger: Logger) {
+        self.deadline = deadline
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .open = state else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            deadline.begin(context)
+            guard Self.hasValidHost(head) else {
+                refuse(.badRequest, context: context, because: "missing, repeated or invalid Host")
+                // Hummingbird answers HTTP parser errors only (any case will do: the refusal's code is recorded
+                // above, and the answer is rewritten in `write` below).
+                context.fireErrorCaught(HTTPParserError.invalidHeaderToken)
+                return
+            }
+        case .body:
+            break
+        case .end:
+            deadline.end()
+        }
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? HTTPParserError, case .open = state {
+            let code: TokenGateError.Code = error == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+            refuse(code, context: context, because: "HTTP parser: \(error)")
+        }
+        context.fireErrorCaught(error)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch (state, unwrapOutboundIn(data)) {
+        case (.refused(let code, let requestID), .head(let head))
+        where head.status == .badRequest && !head.headers.contains(name: "content-type"):
+            // Hummingbird's answer to the parser error (every answer of TokenGate's own has a Content-Type).
+            state = .answering(code)
+            context.write(wrapOutboundOut(.head(Self.head(for: code, requestID: requestID, version: head.version))), promise: promise)
+        case (.answering, .body):
+            promise?.succeed(())
+        case (.answering(let code), .end):
+            state = .answered
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: TokenGateError.body(for: code))))), promise: nil)
+            // Hummingbird then closes the output side; input is read and dropped until the client closes (or the
+            // idle timeout does). Closing outright here would reset a client still sending the rest of an oversized
+            // header, and a reset can destroy the answer in its receive buffer before it reads it.
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+
+    private func refuse(_ code: TokenGateError.Code, context: ChannelHandlerContext, because reason: String) {
+        let requestID = RequestIdentifier.make()
+        state = .refused(code, requestID: requestID)
+        deadline.end()
+        logger.debug(
+            "refusing a malformed HTTP request",
+            metadata: [
+                "code": "\(code)", "reason": "\(reason)", "request_id": "\(requestID)",
+                "peer": "\(context.channel.remoteAddress?.ipAddress ?? "unknown")",
+            ])
+    }
+
+    private static func head(for code: TokenGateError.Code, requestID: String, version: HTTPVersion) -> HTTPResponseHead {
+        let error = TokenGateError(code, "")
+        let headers: HTTPHeaders = [
+            "Content-Type": "application/json",
+            "Content-Length": String(TokenGateError.body(for: code).count),
+            "Cache-Control": "no-store",
+            "Connection": "close",
+            "X-Request-ID": requestID,
+        ]
+        return HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: Int(error.status.code)), headers: headers)
+    }
+
+    /// RFC 9112 §3.2: exactly one `Host` field with a valid value; none is fine before HTTP/1.1.
+    static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
+        var host: String?
+        for (name, value) in head.headers where isHost(name) {
+            guard host == nil else { return false }
+            host = value
+        }
+        guard let host else { return head.version.major < 1 || (head.version.major == 1 && head.version.minor == 0) }
+        return host.utf8.allSatisfy(isHostByte)
+    }
+
+    private static func isHost(_ name: String) -> Bool {
+        guard name.utf8.count == 4 else { return false }
+        // ASCII case-insensitively: setting 0x20 lower-cases letters, and "host" has letters only.
+        return zip(name.utf8, "host".utf8).allSatisfy { $0 | 0x20 == $1 }
+    }
+
+    /// `uri-host [ ":" port ]` (RFC 3986): unreserved, sub-delims, `%` escapes, `:` and an IP literal's brackets.
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "-._~!$&'()*+,;=:%[]".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Logging
+import Metrics
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// First on the listening socket's pipeline: caps open connections and reports accept failures.
+///
+/// - **Connection cap.** Hummingbird's `availableConnectionsDelegate` stops accepting at its limit, which leaves
+///   new clients waiting in the kernel's listen queue until they time out. Here a connection past
+///   `maxConnections` is closed as soon as it is accepted, before any handler or read: the client sees the
+///   connection end at once and can go elsewhere. Each one is counted (`tokengate_connections_refused_total`)
+///   and logged, at most one line per ten seconds carrying the count since the last.
+/// - **Out of file descriptors.** When `accept(2)` fails with `EMFILE` or `ENFILE`, NIO fires the error on this
+///   pipeline and its `AcceptBackoffHandler` (further down) retries a second later without a word; this handler
+///   logs it first (rate-limited the same way), since an operator must raise `ulimit -n` or lower the cap.
+///
+/// Hummingbird has no hook into the listening socket's pipeline before it binds, so `GatewayApplication` adds this
+/// handler from `onServerRunning`, before it announces the port. Connections accepted in between (a few
+/// microseconds after the bind) are not counted; they are served normally.
+final class ListenerGuard: ChannelInboundHandler {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+
+    /// One log line per kind at most this often.
+    static let logInterval = TimeAmount.seconds(10)
+
+    private let maxConnections: Int
+    private let logger: Logger
+    private let refusals = Counter(label: "tokengate_connections_refused_total", dimensions: [("reason", "limit")])
+    private let acceptFailures = Counter(label: "tokengate_accept_failures_total", dimensions: [("reason", "file_descriptors")])
+    private var open = 0
+    private var limitLog = RateLimitedLog()
+    private var descriptorLog = RateLimitedLog()
+
+    init(maxConnections: Int, logger: Logger) {
+        self.maxConnections = maxConnections
+        self.logger = logger
+    }
+
+    /// Adds a guard at the front of `serverChannel`'s pipeline.
+    static func install(on serverChannel: any Channel, maxConnections: Int, logger: Logger) async throws {
+        try await serverChannel.eventLoop.submit {
+            try serverChannel.pipeline.syncOperations.addHandler(
+                ListenerGuard(maxConnections: maxConnections, logger: logger), position: .first)
+        }.get()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let connection = unwrapInboundIn(data)
+        guard open < maxConnections else {
+            connection.close(promise: nil)
+            refusals.increment()
+            if let count = limitLog.shouldLog(now: .now(), interval: Self.logInterval) {
+                logger.warning(
+                    "connection limit reached: closing new connections as they are accepted",
+                    metadata: ["max_connections": "\(maxConnections)", "refused": "\(count)"])
+            }
+            return
+        }
+        open += 1
+        connection.closeFuture.hop(to: context.eventLoop).assumeIsolated().whenComplete { _ in self.open -= 1 }
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? IOError, error.errnoCode == EMFILE || error.errnoCode == ENFILE {
+            acceptFailures.increment()
+            if let count = descriptorLog.shouldLog(now: .now(), interval: Self.logInterval) {
+                logger.error(
+                    "cannot accept connections: out of file descriptors; raise the limit (ulimit -n) or lower server.maxConnections",
+                    metadata: [
+                        "errno": "\(error.errnoCode == EMFILE ? "EMFILE" : "ENFILE")", "failures": "\(count)",
+                        "open_connections": "\(open)",
+                    ])
+            }
+        }
+        context.fireErrorCaught(error)
+    }
+}
+
+/// The first event logs at once; later ones within the interval are only counted, and the next line carries the
+/// count.
+struct RateLimitedLog {
+    private var lastLogged: NIODeadline?
+    private var pending = 0
+
+    /// The number of events to report now (this one included), or `nil` to stay quiet.
+    mutating func shouldLog(now: NIODeadline, interval: TimeAmount) -> Int? {
+        pending += 1
+        if let lastLogged, now - lastLogged < interval { return nil }
+        lastLogged = now
+        defer { pending = 0 }
+        return pending
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import TokenGateTesting
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `tokengate serve` as an operator meets it: a port someone else holds, and a process out of file descriptors.
+@Suite struct ServeCLITests {
+    static let apiKey = "tg_serve_test_key_not_a_secret_0123456789"
+
+    @Test func servingOnABusyPortExits2NamingTheAddress() async throws {
+        try await withCLI { cli in
+            try cli.write("config.yaml", try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey))
+            let holder = try PortHolder()
+            defer { holder.close() }
+            let result = try await cli.run(["serve", "--config", "config.yaml", "--port", "\(holder.port)"])
+            #expect(result.status == 2, "\(result)")
+            #expect(result.stderr.hasSuffix("tokengate: cannot listen on 127.0.0.1:\(holder.port): address already in use\n"), "\(result)")
+            #expect(!result.output.contains("IOError") && !result.output.contains("bind(descriptor"))
+            #expect(!result.stdout.contains("listening"))
+        }
+    }
+
+    /// With the descriptor limit lowered under it, `accept` fails with EMFILE: the server says so and keeps
+    /// serving once descriptors are free again.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") && FileManager.default.fileExists(atPath: "/proc/self/fd")))
+    func runningOutOfFileDescriptorsIsLoggedAndSurvived() async throws {
+        try await withCLI { cli in
+            try cli.write("config.yaml", try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey))
+            let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
+            let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count
+            let limited = try await cli.runTool("/usr/bin/prlimit", ["--pid", "\(server.pid)", "--nofile=\(open + 4):\(open + 4)"])
+            try #require(limited == 0)
+            var connections: [RawConnection] = []
+            for _ in 0..<12 { connections.append(try await RawConnection.open(port: server.port, receiveTimeout: .seconds(2))) }
+            let logged = try await server.waitForStderr(containing: "cannot accept connections: out of file descriptors")
+            #expect(logged, "\(server.stderr)")
+            #expect(server.stderr.contains("errno=EMFILE"))
+            for connection in connections { await connection.close() }
+            connections = []
+            // NIO retries accepting a second after EMFILE; the queued and new connections are served.
+            var served = false
+            for _ in 0..<100 where !served {
+                let probe = try await RawConnection.open(port: server.port, receiveTimeout: .seconds(3))
+                try await probe.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                served = try await probe.readResponse()?.status == 200
+                if !served { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(served)
+            #expect(try await server.stop() == 0)
+        }
+    }
+}
+
+/// A listening TCP socket on 127.0.0.1 and a free port, held until `close()`.
+struct PortHolder {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        #if canImport(Darwin)
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr = in_addr(s_addr: UInt32(0x7F00_0001).bigEndian)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && listen(descriptor, 8) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard descriptor >= 0, bound else { throw CocoaError(.fileWriteUnknown) }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        #if canImport(Darwin)
+        _ = Darwin.close(descriptor)
+        #else
+        _ = Glibc.close(descriptor)
+        #endif
+    }
+}
+
+extension CLIRunner {
+    /// Runs another program (not tokengate) to completion; returns its exit status.
+    func runTool(_ path: String, _ arguments: [String]) async throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

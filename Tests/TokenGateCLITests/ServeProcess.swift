@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// `tokengate serve` running in the background of a test, its output in files of the runner's directory.
+///
+/// Every wait is bounded; `stop()` sends SIGTERM (graceful shutdown) and kills the process if it lingers.
+final class ServeProcess: @unchecked Sendable {  // used from one test at a time; Process is thread-safe enough here
+    let process: Process
+    let port: Int
+    private let outURL: URL
+    private let errURL: URL
+
+    private init(process: Process, port: Int, outURL: URL, errURL: URL) {
+        self.process = process
+        self.port = port
+        self.outURL = outURL
+        self.errURL = errURL
+    }
+
+    /// The process ID.
+    var pid: Int32 { process.processIdentifier }
+
+    /// Everything written to standard error so far.
+    var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+
+    /// Starts `tokengate serve arguments…` in `cli`'s directory and waits for its "listening" line.
+    static func start(_ cli: CLIRunner, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws
+        -> ServeProcess
+    {
+        let id = UUID().uuidString
+        let outURL = cli.directory.appending(path: ".serve-\(id).out")
+        let errURL = cli.directory.appending(path: ".serve-\(id).err")
+        for url in [outURL, errURL] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
+        let process = Process()
+        process.executableURL = cli.executable
+        process.arguments = ["serve"] + arguments
+        process.currentDirectoryURL = cli.directory
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+        for _ in 0..<600 {
+            let out = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
+            if let line = out.split(separator: "\n").first(where: { $0.hasPrefix("tokengate listening on http://") }),
+                let port = line.split(separator: ":").last.flatMap({ Int($0) })
+            {
+                return ServeProcess(process: process, port: port, outURL: outURL, errURL: errURL)
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let errors = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        process.terminate()
+        process.waitUntilExit()
+        Issue.record("tokengate serve did not start listening:\n\(errors)", sourceLocation: sourceLocation)
+        throw CancellationError()
+    }
+
+    /// Waits (bounded) until standard error contains `text`.
+    func waitForStderr(containing text: String, attempts: Int = 200) async throws -> Bool {
+        for _ in 0..<attempts {
+            if stderr.contains(text) { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return stderr.contains(text)
+    }
+
+    /// SIGTERM, then the exit status (SIGKILL after ten seconds).
+    @discardableResult
+    func stop() async throws -> Int32 {
+        if process.isRunning { process.terminate() }
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import Testing
+import TokenGateCore
+import TokenGateTesting
+
+/// Connection limits: the read timeout, the idle timeout's job left to it, the connection cap, the listen backlog.
+/// No test measures time: each checks what happened within generous bounds.
+@Suite struct ConnectionTests {
+    /// Sends `bytes` one at a time, `pause` apart, until the server closes the connection or `bytes` run out.
+    static func dribble(_ bytes: String, on connection: RawConnection, pause: Duration = .milliseconds(100)) async throws {
+        for byte in bytes.utf8 {
+            guard try await connection.send([byte]) else { return }
+            try await Task.sleep(for: pause)
+        }
+    }
+
+    @Test func aClientSendingHalfItsHeadersIsDisconnectedAfterTheReadTimeout() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 300ms, idleTimeout: 1h }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port)
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAcc")
+            let drained = try await connection.drain()
+            #expect(drained.closed)
+            #expect(drained.bytes.isEmpty)
+        }
+    }
+
+    /// Each byte is activity, so an idle timeout alone never fires; the read timeout counts from the first byte.
+    @Test func aClientDribblingItsHeadersIsDisconnectedAfterTheReadTimeout() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 300ms, idleTimeout: 1h }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port)
+            // 60 bytes at 100 ms: six seconds if nobody stops it.
+            try await Self.dribble("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n", on: connection)
+            #expect(try await connection.drain().closed)
+        }
+    }
+
+    @Test func aClientDribblingABodyIsDisconnectedAfterTheReadTimeout() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 300ms, idleTimeout: 1h }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port)
+            // The route may answer before the body is in (it reads none); the body still has to arrive in time.
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 60\r\n\r\n")
+            try await Self.dribble(String(repeating: "b", count: 60), on: connection)
+            #expect(try await connection.drain().closed)
+        }
+    }
+
+    /// The read timeout is for a request on its way, not for a keep-alive connection waiting for the next one.
+    @Test func anIdleKeepAliveConnectionOutlivesTheReadTimeout() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 200ms, idleTimeout: 1h }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port)
+            for _ in 0..<2 {
+                try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                #expect(try await connection.readResponse()?.status == 200)
+                try await Task.sleep(for: .milliseconds(700))
+            }
+        }
+    }
+
+    @Test func aConnectionPastTheCapIsClosedAtOnceWhileTheOthersKeepWorking() async throws {
+        let fixture = try GatewayFixture(server: "{ maxConnections: 2 }")
+        let logs = LogRecorder()
+        try await fixture.withGateway(logs: logs) { gateway in
+            let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let first = try await RawConnection.open(port: gateway.port)
+            let second = try await RawConnection.open(port: gateway.port)
+            for connection in [first, second] {
+                try await connection.send(request)
+                #expect(try await connection.readResponse()?.status == 200)
+            }
+            let third = try await RawConnection.open(port: gateway.port)
+            try await third.send(request)
+            let refused = try await third.drain()
+            #expect(refused.closed)
+            #expect(refused.bytes.isEmpty)
+            for connection in [first, second] {
+                try await connection.send(request)
+                #expect(try await connection.readResponse()?.status == 200)
+            }
+            // A place frees up once a connection closes (the close reaches the server asynchronously).
+            await first.close()
+            var served = false
+            for _ in 0..<100 where !served {
+                let next = try await RawConnection.open(port: gateway.port, receiveTimeout: .seconds(2))
+                try await next.send(request)
+                served = try await next.readResponse()?.status == 200
+                if !served { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(served)
+        }
+        let line = try #require(logs.all.first { $0.text.contains("connection limit reached") })
+        #expect(line.level == .warning)
+        #expect(line.text.contains("max_connections=2"))
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ss") || FileManager.default.isExecutableFile(atPath: "/bin/ss")))
+    func theListenBacklogReachesTheSocket() async throws {
+        let fixture = try GatewayFixture(server: "{ listenBacklog: 77 }")
+        try await fixture.withGateway { gateway in
+            // For a listening socket, ss shows the backlog as Send-Q: "LISTEN 0 77 127.0.0.1:PORT …".
+            let (status, output) = try TokenEndpointTests.run("/usr/bin/env", ["ss", "-ltnH", "sport = :\(gateway.port)"])
+            #expect(status == 0)
+            let columns = output.split(whereSeparator: \.isWhitespace)
+            #expect(columns.count >= 4 && columns[0] == "LISTEN" && columns[2] == "77", "\(output)")
+        }
+    }
+}

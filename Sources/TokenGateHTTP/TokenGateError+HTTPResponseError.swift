@@ -31,11 +31,15 @@ extension TokenGateError: HTTPResponseError {
         if code == .unauthenticated { headers[.wwwAuthenticate] = #"Bearer realm="tokengate""# }
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
         headers.append(contentsOf: extra)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        // The body is fixed per code, so it is made once: a denial copies a buffer reference, nothing else.
+        return Response(status: status, headers: headers, body: .init(byteBuffer: Self.bodies[code] ?? ByteBuffer(bytes: body)))
     }
 
     /// `{"error":{"code":"…","message":"…"}}` with the code's fixed message: the reason is for the log only.
     var body: [UInt8] { Self.body(for: code) }
+
+    private static let bodies: [Code: ByteBuffer] = Dictionary(
+        uniqueKeysWithValues: Code.allCases.map { ($0, ByteBuffer(bytes: body(for: $0))) })
 
     /// The error body of `code`.
     static func body(for code: Code) -> [UInt8] {

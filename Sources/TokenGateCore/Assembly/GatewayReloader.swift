@@ -85,6 +85,7 @@ public final class GatewayReloader: Service {
         await next.keySets.fetchMissing()
         service.install(next)
         signalSwap()
+        for warning in next.warnings { logger.warning("configuration: \(warning)") }
         let kept = next.providers.values.filter { $0.cache === previous.providers[$0.id]?.cache }.map(\.id.rawValue).sorted()
         logger.notice(
             "configuration reloaded",

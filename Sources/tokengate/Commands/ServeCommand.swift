@@ -116,8 +116,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// One line per provider at start, and a loud warning for the published demo key.
+    /// One line per provider at start, the configuration's warnings, and a loud warning for the published demo key.
     private func logProviders(_ generation: GatewayGeneration, logger: Logger) {
+        for warning in generation.warnings { logger.warning("configuration: \(warning)") }
         let demoDigest = try? Digest.sha256(Array(Self.demoAPIKey.utf8))
         for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
             let settings = runtime.settings

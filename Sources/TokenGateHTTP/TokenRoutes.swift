@@ -45,19 +45,29 @@ public struct TokenRoutes: Sendable {
             Self.json(Array(#"{"status":"ok"}"#.utf8), status: .ok, cacheControl: "no-store")
         }
         router.get("/readyz") { _, _ in
-            // Built only from a configuration whose every provider assembled: serving means ready.
+            // 503 until every provider can serve (its JWKS URLs fetched once); a provider on its last good keys
+            // is ready but says so. Liveness is /healthz.
             let generation = self.service.generation
+            var providers = JSONObject()
+            var allReady = true
+            for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
+                let readiness = runtime.readiness
+                allReady = allReady && readiness.isReady
+                var entry: JSONObject = ["state": .string(readiness.state.rawValue)]
+                if !readiness.reasons.isEmpty { entry["reasons"] = .array(readiness.reasons.map(JSONValue.string)) }
+                providers[id.rawValue] = .object(entry)
+            }
             let body = JSON.serialize(
                 .object(
                     JSONObject([
-                        "status": .string("ready"),
-                        "providers": .integer(Int64(generation.providers.count)),
+                        "status": .string(allReady ? "ready" : "not_ready"),
                         "generation": .integer(Int64(generation.number)),
                         "configSha256": .string(generation.configurationDigest),
+                        "providers": .object(providers),
                     ])
                 )
             )
-            return Self.json(body, status: .ok, cacheControl: "no-store")
+            return Self.json(body, status: allReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
         }
     }
 

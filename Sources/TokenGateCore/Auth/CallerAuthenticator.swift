@@ -40,6 +40,7 @@ public final class CallerAuthenticator: Sendable {
         let issuer: String
         let keys: Keys
         let policy: ValidationPolicy
+        let requiredForReadiness: Bool
 
         /// The keys to verify with now: the file's, or the URL's latest good set (nil until a fetch succeeded).
         var currentKeys: JWKSet? {
@@ -87,7 +88,9 @@ public final class CallerAuthenticator: Sendable {
                     case .url(let url): .remote(keySet(url))
                     }
                 sessionClients.append(
-                    SessionClient(client: client, issuer: settings.issuer, keys: keys, policy: Self.policy(for: settings)))
+                    SessionClient(
+                        client: client, issuer: settings.issuer, keys: keys, policy: Self.policy(for: settings),
+                        requiredForReadiness: settings.requiredForReadiness))
             }
         }
         self.apiKeyClients = apiKeyClients
@@ -139,6 +142,14 @@ public final class CallerAuthenticator: Sendable {
             }
         case (.apiKey, .claim), (.sessionToken, .anyContext):
             throw TokenGateError(.forbidden, "client \(caller.name) has an unusable grant for \(type) tokens")
+        }
+    }
+
+    /// The shared key sets of the `jwksUrl:` clients marked `requiredForReadiness`.
+    var keySetsRequiredForReadiness: [RemoteKeySet] {
+        sessionClients.compactMap { client in
+            guard client.requiredForReadiness, case .remote(let set) = client.keys else { return nil }
+            return set
         }
     }
 

@@ -4,6 +4,7 @@ import JOSE
 extension ClientConfig {
     static let keys: Set<String> = [
         "name", "type", "keySha256", "jwksFile", "jwksUrl", "refreshInterval", "issuer", "audience", "allow", "revoked",
+        "requiredForReadiness",
     ]
 
     /// Parses one entry of a provider's `clients:` list.
@@ -14,7 +15,7 @@ extension ClientConfig {
         let credential: Credential
         switch try typeNode.string() {
         case "api-key":
-            try rejectKeys(["jwksFile", "jwksUrl", "refreshInterval", "issuer", "audience"], in: mapping, for: "api-key")
+            try rejectKeys(["jwksFile", "jwksUrl", "refreshInterval", "issuer", "audience", "requiredForReadiness"], in: mapping, for: "api-key")
             credential = .apiKey(sha256: try parseDigest(mapping.required("keySha256")))
         case "jwt":
             try rejectKeys(["keySha256"], in: mapping, for: "jwt")
@@ -52,7 +53,9 @@ extension ClientConfig {
             audiences = [try audienceNode.nonEmptyString()]
         }
         guard !audiences.isEmpty else { throw audienceNode.error("name at least one audience") }
-        return SessionTokenSettings(keySource: keySource, issuer: issuer, audiences: audiences, leeway: leeway)
+        let requiredForReadiness = try mapping.optional("requiredForReadiness")?.bool() ?? true
+        return SessionTokenSettings(
+            keySource: keySource, issuer: issuer, audiences: audiences, leeway: leeway, requiredForReadiness: requiredForReadiness)
     }
 
     /// Exactly one of `jwksFile` (read now) and `jwksUrl` (fetched only once the gateway runs: parsing the

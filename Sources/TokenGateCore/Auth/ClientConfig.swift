@@ -47,13 +47,17 @@ public struct SessionTokenSettings: Sendable {
     public var audiences: [String]
     /// Clock skew tolerated, seconds.
     public var leeway: Int64
+    /// Whether `/readyz` waits for a `jwksUrl:` set's first fetch (default true: until then this client's users
+    /// are refused). False for a client whose users may wait while everyone else is served.
+    public var requiredForReadiness: Bool
 
     /// Settings verifying with `keySource`.
-    public init(keySource: KeySource, issuer: String, audiences: [String], leeway: Int64) {
+    public init(keySource: KeySource, issuer: String, audiences: [String], leeway: Int64, requiredForReadiness: Bool = true) {
         self.keySource = keySource
         self.issuer = issuer
         self.audiences = audiences
         self.leeway = leeway
+        self.requiredForReadiness = requiredForReadiness
     }
 
     /// Settings verifying with a fixed key set (a `jwksFile:`).

@@ -1,0 +1,43 @@
+/// Whether a provider can serve, and why not: what `/readyz` reports per provider.
+///
+/// A provider is *ready* when every key it needs has arrived at least once: each JWKS URL its backend's tokens
+/// are verified with, and each session-token JWKS URL of a client marked `requiredForReadiness` (the default). A
+/// static-key or file backend is ready as soon as it is built (its keys and tokens were loaded then). A provider
+/// whose keys arrived but whose last refresh failed stays ready, serving from the last good set, and is reported
+/// *degraded* with the reason.
+public struct ProviderReadiness: Sendable, Equatable {
+    /// Ready, ready on a last good set, or not ready.
+    public enum State: String, Sendable {
+        case ready
+        case degraded
+        case notReady = "not_ready"
+    }
+
+    /// The state.
+    public let state: State
+    /// Why it is not simply ready, one sentence each; never key material.
+    public let reasons: [String]
+
+    /// Whether the provider counts as ready (degraded does).
+    public var isReady: Bool { state != .notReady }
+}
+
+extension ProviderRuntime {
+    /// The provider's readiness now.
+    public var readiness: ProviderReadiness {
+        var missing: [String] = []
+        var stale: [String] = []
+        func inspect(_ set: RemoteKeySet, _ what: String) {
+            if set.current() == nil {
+                missing.append("\(what) \(set.url.url) not fetched yet\(set.lastFailure.map { ": \($0)" } ?? "")")
+            } else if let failure = set.lastFailure {
+                stale.append("\(what) \(set.url.url) serving its last good keys: \(failure)")
+            }
+        }
+        for set in keys.remoteSets { inspect(set, "backend keys from") }
+        for set in authenticator.keySetsRequiredForReadiness { inspect(set, "session-token keys from") }
+        if !missing.isEmpty { return ProviderReadiness(state: .notReady, reasons: missing + stale) }
+        if !stale.isEmpty { return ProviderReadiness(state: .degraded, reasons: stale) }
+        return ProviderReadiness(state: .ready, reasons: [])
+    }
+}

@@ -15,12 +15,11 @@ import FoundationNetworking
         try await withCLI { cli in
             let config = try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey).replacingOccurrences(of: "port: 8080", with: "port: 0")
             try cli.write("config.yaml", config)
-            let server = try ServerProcess(cli: cli, arguments: ["serve", "--config", "config.yaml", "--pid-file", "gateway.pid"])
-            defer { server.stop() }
-            let port = try await server.port()
+            let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--pid-file", "gateway.pid"])
+            let port = server.port
             #expect(try await Self.generation(port) == 1)
             let pid = try #require(Int32(String(decoding: try cli.read("gateway.pid"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
-            #expect(pid == server.process.processIdentifier)
+            #expect(pid == server.pid)
 
             // A new client, then SIGHUP through `tokengate reload`.
             try cli.write("config.yaml", config.replacingOccurrences(of: "    clients:\n", with: "    clients:\n      - { name: added, type: api-key, keySha256: \(String(repeating: "cd", count: 32)), allow: { consumer: any } }\n"))
@@ -31,13 +30,11 @@ import FoundationNetworking
             // A broken file: the reload is refused, the gateway keeps serving generation 2 and says why.
             try cli.write("config.yaml", "providers:\n  acme-rides: [\n")
             #expect(try await cli.run(["reload", "--pid-file", "gateway.pid"]).status == 0)
-            #expect(try await server.waitForLog("configuration not reloaded"))
+            #expect(try await server.waitForStderr(containing: "configuration not reloaded"))
             #expect(try await Self.generation(port) == 2)
-            #expect(server.log.contains("config.yaml:"))
+            #expect(server.stderr.contains("config.yaml:"))
 
-            server.process.terminate()
-            server.process.waitUntilExit()
-            #expect(server.process.terminationStatus == 0)
+            #expect(try await server.stop() == 0)
             #expect(!FileManager.default.fileExists(atPath: cli.directory.appending(path: "gateway.pid").path))
         }
     }
@@ -63,57 +60,5 @@ import FoundationNetworking
             try await Task.sleep(for: .milliseconds(25))
         }
         return false
-    }
-}
-
-/// `tokengate serve` as a child process, its standard output and error kept in files.
-final class ServerProcess: @unchecked Sendable {
-    let process = Process()
-    private let outURL: URL
-    private let errURL: URL
-
-    init(cli: CLIRunner, arguments: [String]) throws {
-        outURL = cli.directory.appending(path: "serve.out")
-        errURL = cli.directory.appending(path: "serve.err")
-        for url in [outURL, errURL] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
-        process.executableURL = cli.executable
-        process.arguments = arguments
-        process.currentDirectoryURL = cli.directory
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-    }
-
-    var log: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
-
-    /// The port from the "listening on" line, waiting for it (bounded).
-    func port() async throws -> Int {
-        for _ in 0..<600 {
-            let out = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
-            if let range = out.range(of: "listening on http://127.0.0.1:"),
-                let port = Int(out[range.upperBound...].prefix { $0.isNumber })
-            {
-                return port
-            }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("serve did not report its port: \(log)")
-        throw CancellationError()
-    }
-
-    func waitForLog(_ text: String) async throws -> Bool {
-        for _ in 0..<400 {
-            if log.contains(text) { return true }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        return false
-    }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
     }
 }

@@ -11,6 +11,7 @@ struct UpstreamCaller: Sendable {
     let client: HTTPClient
     let settings: UpstreamSettings
     let timing: UpstreamTiming
+    var metrics: BackendMetrics = .none
 
     /// The body of the upstream's 2xx answer for `request`, or the `TokenGateError` to report.
     func fetchBody(for request: TokenRequest) async throws -> [UInt8] {
@@ -46,6 +47,7 @@ struct UpstreamCaller: Sendable {
                 )
                 // A wait that would end past the deadline is pointless: report now, with Retry-After if known.
                 guard ContinuousClock.now + delay < deadline else { throw error }
+                metrics.recordRetry()
                 try await timing.sleep(delay)
             }
         }

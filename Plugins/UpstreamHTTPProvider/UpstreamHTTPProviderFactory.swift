@@ -58,7 +58,7 @@ public struct UpstreamHTTPProviderFactory: TokenBackendFactory {
         return UpstreamHTTPProvider(
             provider: context.provider,
             settings: settings,
-            caller: UpstreamCaller(client: httpClient, settings: settings, timing: timing),
+            caller: UpstreamCaller(client: httpClient, settings: settings, timing: timing, metrics: context.metrics),
             clock: context.clock
         )
     }

@@ -1,14 +1,16 @@
 public import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import NIOCore
 import NIOHTTP1
 public import Logging
 public import TokenGateCore
 
-/// Builds the HTTP application that serves a token service.
+/// Builds the HTTP applications that serve a token service: the public one and the operator's admin one.
 public enum GatewayApplication {
-    /// The application for `service`, listening where `server` says, with its connection limits and timeouts.
-    /// `onServerRunning` learns the bound port once the connection cap is in force.
+    /// The public application for `service`, listening where `server` says (HTTPS when `server.tls` is set), with
+    /// its connection limits and timeouts. `onServerRunning` learns the bound port once the connection cap is in
+    /// force. Throws when the TLS certificate or key cannot be used.
     public static func make(
         service: TokenService,
         server: ServerSettings,
@@ -16,10 +18,10 @@ public enum GatewayApplication {
         clock: TokenGateClock = .system,
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         let router = Router(context: TokenGateRequestContext.self)
         // First, so it wraps every route and the router's not-found answer.
-        router.add(middleware: GatewayMiddleware(routes: TokenRoutes.table))
+        router.add(middleware: GatewayMiddleware(routes: TokenRoutes.table, metrics: service.generation.metrics))
         TokenRoutes(service: service, limits: limits, clock: clock).register(on: router)
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         // Past these the decoder refuses the request before a handler runs: 431.
@@ -27,11 +29,16 @@ public enum GatewayApplication {
         decoderLimits.maxHeaderListSize = 32 * 1024
         decoderLimits.maxHeaderFieldCount = 64
         let connection = GatewayChannel.Configuration(
-            idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits)
+            idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil)
+        var builder = HTTPServerBuilder { responder in GatewayChannel(responder: responder, configuration: connection) }
+        if let tls = server.tls {
+            let identity = try TLSIdentity(service: service, initial: tls, logger: logger)
+            builder = try .tls(builder, tlsConfiguration: identity.configuration())
+        }
         let maxConnections = server.maxConnections
         return Application(
             router: router,
-            server: HTTPServerBuilder { responder in GatewayChannel(responder: responder, configuration: connection) },
+            server: builder,
             configuration: .init(
                 address: .hostname(server.host, port: server.port), serverName: "TokenGate", backlog: server.listenBacklog),
             onServerRunning: { channel in
@@ -43,6 +50,26 @@ public enum GatewayApplication {
                 }
                 await onServerRunning(channel.localAddress?.port ?? server.port)
             },
+            logger: logger
+        )
+    }
+
+    /// The admin application: `/metrics`, `/healthz` and `/readyz` on `admin`'s address, plain HTTP (loopback by
+    /// default; put it behind the network's own controls if it must leave the host).
+    public static func makeAdmin(
+        service: TokenService,
+        exporter: MetricsExporter,
+        admin: AdminListener,
+        logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = Router(context: TokenGateRequestContext.self)
+        router.add(middleware: GatewayMiddleware(routes: AdminRoutes.table, metrics: nil))
+        AdminRoutes(service: service, exporter: exporter).register(on: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(admin.host, port: admin.port), serverName: "TokenGate"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? admin.port) },
             logger: logger
         )
     }

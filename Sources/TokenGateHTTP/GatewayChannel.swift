@@ -29,6 +29,8 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
         var readTimeout: Duration
         /// The HTTP decoder's limits; past them a request is answered 431.
         var decoderLimits: NIOHTTPDecoderLimitConfiguration
+        /// Whether the connection runs over TLS (the requests' scheme is https).
+        var isSecure = false
     }
 
     let responder: HTTPChannelHandler.Responder
@@ -47,7 +49,7 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
                 withDecoderLimitConfiguration: configuration.decoderLimits
             )
             try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, logger: logger))
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: configuration.idleTimeout, logger: logger))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }

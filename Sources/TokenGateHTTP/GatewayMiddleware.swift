@@ -15,6 +15,8 @@ struct GatewayMiddleware: RouterMiddleware {
     typealias Context = TokenGateRequestContext
 
     let routes: RouteTable
+    /// Counts the errors answered here that no token route saw (unknown paths, wrong methods, unexpected errors).
+    let metrics: GatewayMetrics?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -57,8 +59,10 @@ struct GatewayMiddleware: RouterMiddleware {
             return error.response()
         case let error as HTTPError where error.status == .notFound:
             guard let allow = await routes.allowedMethods(at: request, context: context) else {
+                metrics?.recordHTTPError(.notFound)
                 return TokenGateError(.notFound, "no route").response()
             }
+            metrics?.recordHTTPError(.methodNotAllowed)
             return TokenGateError(.methodNotAllowed, "method not routed").response(adding: [.allow: allow])
         default:
             // A bug, not input: logged with what identifies the request, never the request's own text.
@@ -68,6 +72,7 @@ struct GatewayMiddleware: RouterMiddleware {
                     "request_id": "\(context.requestID)", "peer": "\(context.peer.map(String.init(describing:)) ?? "unknown")",
                     "error_type": "\(String(reflecting: type(of: error)))",
                 ])
+            metrics?.recordHTTPError(.internalError)
             return TokenGateError(.internalError, "unexpected error").response()
         }
     }

@@ -33,8 +33,11 @@ extension TokenRoutes {
             return Response(status: .noContent, headers: [.allow: "GET, OPTIONS"])
         }
         guard let policy = corsPolicy(context), policy.allows(origin) else {
-            metrics.record(.originNotAllowed)
-            throw TokenGateError(.originNotAllowed, "a preflight from an origin the provider does not list")
+            let error = TokenGateError(.originNotAllowed, "a preflight from an origin the provider does not list")
+            service.recordDenial(
+                error, providerID: context.parameters.get("providerId") ?? "", tokenType: context.parameters.get("tokenType") ?? "",
+                peer: context.peer, requestID: context.requestID)
+            throw error
         }
         return Response(
             status: .noContent,

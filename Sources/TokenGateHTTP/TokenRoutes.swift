@@ -8,14 +8,12 @@ public struct TokenRoutes: Sendable {
     let service: TokenService
     let limits: RequestLimits
     let clock: TokenGateClock
-    let metrics: GatewayMetrics
 
     /// Creates the routes over a token service.
     public init(service: TokenService, limits: RequestLimits = RequestLimits(), clock: TokenGateClock = .system) {
         self.service = service
         self.limits = limits
         self.clock = clock
-        self.metrics = GatewayMetrics()
     }
 
     static let tokenPath = "/v1/providers/:providerId/tokens/:tokenType"
@@ -42,46 +40,59 @@ public struct TokenRoutes: Sendable {
             return Self.json(bytes, status: .ok, cacheControl: "public, max-age=300")
         }
         router.get("/healthz") { _, _ in
-            Self.json(Array(#"{"status":"ok"}"#.utf8), status: .ok, cacheControl: "no-store")
+            Self.json(Self.healthBody, status: .ok, cacheControl: "no-store")
         }
         router.get("/readyz") { _, _ in
-            // 503 until every provider can serve (its JWKS URLs fetched once); a provider on its last good keys
-            // is ready but says so. Liveness is /healthz.
-            let generation = self.service.generation
-            var providers = JSONObject()
-            var allReady = true
-            for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
-                let readiness = runtime.readiness
-                allReady = allReady && readiness.isReady
-                var entry: JSONObject = ["state": .string(readiness.state.rawValue)]
-                if !readiness.reasons.isEmpty { entry["reasons"] = .array(readiness.reasons.map(JSONValue.string)) }
-                providers[id.rawValue] = .object(entry)
-            }
-            let body = JSON.serialize(
-                .object(
-                    JSONObject([
-                        "status": .string(allReady ? "ready" : "not_ready"),
-                        "generation": .integer(Int64(generation.number)),
-                        "configSha256": .string(generation.configurationDigest),
-                        "providers": .object(providers),
-                    ])
-                )
-            )
-            return Self.json(body, status: allReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
+            Self.readiness(of: self.service)
         }
     }
+
+    /// `/readyz`: 503 until every provider can serve (its JWKS URLs fetched once); a provider on its last good
+    /// keys is ready but says so. Liveness is `/healthz`. Served on the public and the admin listener.
+    static func readiness(of service: TokenService) -> Response {
+        let generation = service.generation
+        var providers = JSONObject()
+        var allReady = true
+        for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
+            let readiness = runtime.readiness
+            allReady = allReady && readiness.isReady
+            var entry: JSONObject = ["state": .string(readiness.state.rawValue)]
+            if !readiness.reasons.isEmpty { entry["reasons"] = .array(readiness.reasons.map(JSONValue.string)) }
+            providers[id.rawValue] = .object(entry)
+        }
+        let body = JSON.serialize(
+            .object(
+                JSONObject([
+                    "status": .string(allReady ? "ready" : "not_ready"),
+                    "generation": .integer(Int64(generation.number)),
+                    "configSha256": .string(generation.configurationDigest),
+                    "providers": .object(providers),
+                ])
+            )
+        )
+        return json(body, status: allReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
+    }
+
+    static let healthBody = Array(#"{"status":"ok"}"#.utf8)
 
     /// Answers errors itself rather than throwing them, so a browser's request gets its CORS headers on a 401 or
     /// 429 too and the page can read why.
     private func token(_ request: Request, _ context: TokenGateRequestContext) async -> Response {
         var response: Response
-        do {
-            let query = try parse(request, context)
+        do throws(TokenGateError) {
+            let query: TokenQuery
+            do throws(TokenGateError) {
+                query = try parse(request, context)
+            } catch {
+                // Refused before the service saw it; counted and logged with the service's own denials.
+                service.recordDenial(
+                    error, providerID: context.parameters.get("providerId") ?? "", tokenType: context.parameters.get("tokenType") ?? "",
+                    peer: context.peer, requestID: context.requestID)
+                throw error
+            }
             let grant = try await service.token(for: query)
-            metrics.record(grant.outcome)
             response = Self.json(TokenResponse.body(for: grant, now: clock.wallSeconds()), status: .ok, cacheControl: "no-store")
         } catch {
-            metrics.record(error.code)
             response = error.response()
         }
         // Only browsers send Origin: apps and backends pay nothing here.

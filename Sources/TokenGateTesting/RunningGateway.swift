@@ -5,7 +5,7 @@ public import Logging
 import NIOCore
 import ServiceLifecycle
 public import TokenGateCore
-import TokenGateHTTP
+public import TokenGateHTTP
 
 /// A real TokenGate HTTP server on 127.0.0.1 and an ephemeral port, for the duration of a test.
 public struct RunningGateway: Sendable {
@@ -17,6 +17,10 @@ public struct RunningGateway: Sendable {
     public let service: TokenService
     /// The reloader that runs its generations, as under `serve`.
     public let reloader: GatewayReloader
+    /// `http://127.0.0.1:PORT` of the admin listener (`/metrics`, `/healthz`, `/readyz`).
+    public let adminURL: String
+    /// This gateway's own metrics registry (not the process-wide one).
+    public let exporter: MetricsExporter
 
     /// Assembles `configuration` (a path to config.yaml), starts the gateway on port 0, runs `body`, and shuts it
     /// down.
@@ -33,28 +37,43 @@ public struct RunningGateway: Sendable {
         watchInterval: Duration? = nil,
         _ body: (RunningGateway) async throws -> Result
     ) async throws -> Result {
+        let exporter = MetricsExporter()
         let assembler = GatewayAssembler(
             registry: registry, environment: environment, clock: clock, logger: logger,
-            jwksFetcher: jwksFetcher ?? HTTPJWKSFetcher(client: HTTPClient.shared))
+            jwksFetcher: jwksFetcher ?? HTTPJWKSFetcher(client: HTTPClient.shared),
+            metrics: GatewayMetrics(factory: exporter.factory))
         let generation = try await assembler.build(path: path)
-        let service = TokenService(generation: generation, clock: clock, logger: logger)
+        let audit = try AuditLog(generation.configuration.audit, logger: logger)
+        let service = TokenService(generation: generation, audit: audit, clock: clock, logger: logger)
         var server = generation.configuration.server
         server.host = "127.0.0.1"
         server.port = 0
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = GatewayApplication.make(service: service, server: server, clock: clock, logger: logger) { port in
-            portContinuation.yield(port)
-            portContinuation.finish()
+        let (ports, portContinuation) = AsyncStream.makeStream(of: (listener: String, port: Int).self)
+        let application = try GatewayApplication.make(service: service, server: server, clock: clock, logger: logger) { port in
+            portContinuation.yield(("public", port))
+        }
+        let admin = GatewayApplication.makeAdmin(
+            service: service, exporter: exporter, admin: AdminListener(host: "127.0.0.1", port: 0), logger: logger
+        ) { port in
+            portContinuation.yield(("admin", port))
         }
         let reloader = GatewayReloader(
             service: service, assembler: assembler, configurationPath: path, watchInterval: watchInterval, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [application, reloader], logger: logger))
+        let group = ServiceGroup(configuration: .init(services: [application, admin, reloader], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             defer { tasks.cancelAll() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            let gateway = RunningGateway(baseURL: "http://127.0.0.1:\(port)", port: port, service: service, reloader: reloader)
+            var listening: [String: Int] = [:]
+            for await (listener, port) in ports {
+                listening[listener] = port
+                if listening.count == 2 { break }
+            }
+            portContinuation.finish()
+            guard let port = listening["public"], let adminPort = listening["admin"] else { throw CancellationError() }
+            let scheme = server.tls == nil ? "http" : "https"
+            let gateway = RunningGateway(
+                baseURL: "\(scheme)://127.0.0.1:\(port)", port: port, service: service, reloader: reloader,
+                adminURL: "http://127.0.0.1:\(adminPort)", exporter: exporter)
             do {
                 let result = try await body(gateway)
                 await group.triggerGracefulShutdown()
@@ -66,22 +85,49 @@ public struct RunningGateway: Sendable {
         }
     }
 
+    /// The admin listener's `/metrics` text.
+    public func metrics() async throws -> String {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: adminURL + "/metrics"), timeout: .seconds(30))
+        return String(buffer: try await response.body.collect(upTo: 4 << 20))
+    }
+
     /// GETs `path` (with query) with an optional bearer credential; returns status, headers and body.
     public func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> GatewayResponse {
-        try await request("GET", path, bearer: bearer, headers: headers)
+        try await Endpoint(baseURL: baseURL).get(path, bearer: bearer, headers: headers)
     }
 
     /// Sends `method` to `path` (with query) with an optional bearer credential; returns status, headers and body.
     public func request(_ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws
         -> GatewayResponse
     {
-        var request = HTTPClientRequest(url: baseURL + path)
-        request.method = HTTPMethod(rawValue: method)
-        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return GatewayResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))
+        try await Endpoint(baseURL: baseURL).request(method, path, bearer: bearer, headers: headers)
+    }
+
+    /// One listener of the gateway, for plain HTTP requests.
+    public struct Endpoint: Sendable {
+        /// `http://127.0.0.1:PORT`
+        public let baseURL: String
+
+        /// The listener at `baseURL`.
+        public init(baseURL: String) { self.baseURL = baseURL }
+
+        /// GETs `path` (with query) with an optional bearer credential; returns status, headers and body.
+        public func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> GatewayResponse {
+            try await request("GET", path, bearer: bearer, headers: headers)
+        }
+
+        /// Sends `method` to `path` (with query) with an optional bearer credential; returns status, headers and body.
+        public func request(_ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws
+            -> GatewayResponse
+        {
+            var request = HTTPClientRequest(url: baseURL + path)
+            request.method = HTTPMethod(rawValue: method)
+            if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return GatewayResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))
+        }
     }
 }
 

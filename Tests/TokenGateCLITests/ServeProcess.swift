@@ -33,7 +33,8 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
         for url in [outURL, errURL] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
         let process = Process()
         process.executableURL = cli.executable
-        process.arguments = ["serve"] + arguments
+        // Tests run side by side: the admin listener takes any free port unless the test picks one.
+        process.arguments = ["serve"] + arguments + (arguments.contains("--admin-port") ? [] : ["--admin-port", "0"])
         process.currentDirectoryURL = cli.directory
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outURL)

@@ -27,6 +27,8 @@ public struct JWSKeyError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let encryptionKey = Reason("encryption_key")
         /// `not_a_private_key`: signing with a public key.
         public static let notPrivate = Reason("not_a_private_key")
+        /// `key_mismatch`: a certificate that is not for the private key it is paired with.
+        public static let keyMismatch = Reason("key_mismatch")
         /// `openssl_error`: OpenSSL failed on an operation that should have worked.
         public static let openSSL = Reason("openssl_error")
     }

@@ -22,6 +22,8 @@ public struct GatewayAssembler: Sendable {
     public var jwksFetcher: any JWKSFetcher
     /// How many verified session tokens each provider remembers.
     public var sessionMemoLimit: Int
+    /// The instruments every generation it builds counts with.
+    public var metrics: GatewayMetrics
 
     /// Creates an assembler.
     public init(
@@ -30,8 +32,10 @@ public struct GatewayAssembler: Sendable {
         clock: TokenGateClock = .system,
         logger: Logger,
         jwksFetcher: any JWKSFetcher,
-        sessionMemoLimit: Int = 100_000
+        sessionMemoLimit: Int = 100_000,
+        metrics: GatewayMetrics = GatewayMetrics()
     ) {
+        self.metrics = metrics
         self.registry = registry
         self.environment = environment
         self.clock = clock
@@ -48,6 +52,16 @@ public struct GatewayAssembler: Sendable {
             throw ConfigError(file: path, mark: nil, keyPath: "", message: reason)
         }
         return try await build(bytes: [UInt8](data), file: ConfigFile(path: path, environment: environment), previous: previous, only: only)
+    }
+
+    /// The `server:` settings of the file at `path`, or nil when the file does not parse (building it will say
+    /// why): what `serve` needs before anything else, to set up its logging.
+    public static func serverSettings(path: String, environment: [String: String]) -> ServerSettings? {
+        guard let data = FileManager.default.contents(atPath: path),
+            let root = try? ConfigNode.parse([UInt8](data), file: ConfigFile(path: path, environment: environment)),
+            let server = try? root.mapping(allowedKeys: ["server", "defaults", "audit", "providers"]).optional("server")
+        else { return ServerSettings() }
+        return try? ServerSettings.parse(server)
     }
 
     /// What `check-config` reports: every error it could find (not just the first), every warning, and the
@@ -82,7 +96,7 @@ public struct GatewayAssembler: Sendable {
         guard let configuration = parsed else {
             return Check(errors: errors, warnings: diagnostics.all, generation: nil)
         }
-        var keySets = KeySetDirectory.Builder(previous: nil, fetcher: jwksFetcher, clock: clock, logger: logger)
+        var keySets = KeySetDirectory.Builder(previous: nil, fetcher: jwksFetcher, clock: clock, logger: logger, metrics: metrics)
         var providers: [ProviderID: ProviderRuntime] = [:]
         for (id, settings) in configuration.providers.sorted(by: { $0.key < $1.key }) {
             do {
@@ -101,7 +115,8 @@ public struct GatewayAssembler: Sendable {
             configuration: configuration,
             providers: providers,
             keySets: keySets.build(),
-            apiKeyOwners: owners
+            apiKeyOwners: owners,
+            metrics: metrics
         )
         return Check(errors: [], warnings: diagnostics.all, generation: generation)
     }
@@ -111,7 +126,8 @@ public struct GatewayAssembler: Sendable {
         bytes: [UInt8], file: ConfigFile, previous: GatewayGeneration? = nil, only: ProviderID? = nil
     ) async throws -> GatewayGeneration {
         let configuration = try ConfigurationParser().parse(ConfigNode.parse(bytes, file: file), only: only)
-        var keySets = KeySetDirectory.Builder(previous: previous?.keySets, fetcher: jwksFetcher, clock: clock, logger: logger)
+        var keySets = KeySetDirectory.Builder(
+            previous: previous?.keySets, fetcher: jwksFetcher, clock: clock, logger: logger, metrics: metrics)
         var providers: [ProviderID: ProviderRuntime] = [:]
         for (id, settings) in configuration.providers.sorted(by: { $0.key < $1.key }) {
             providers[id] = try await makeRuntime(settings, keySets: &keySets, previous: previous?.providers[id])
@@ -123,6 +139,7 @@ public struct GatewayAssembler: Sendable {
             providers: providers,
             keySets: keySets.build(),
             apiKeyOwners: Self.apiKeyOwners(providers),
+            metrics: metrics,
             warnings: file.diagnostics.all
         )
     }
@@ -174,6 +191,7 @@ public struct GatewayAssembler: Sendable {
             cache: keepsBackend ? previous!.cache : TokenCache(policy: settings.cache, clock: clock),
             limiters: previous?.fingerprints.limits == fingerprints.limits
                 ? previous!.limiters : ProviderLimiters(settings.rateLimits, clock: clock),
+            metrics: metrics.provider(settings.id, tokenTypes: backend.tokenTypes),
             fingerprints: fingerprints
         )
     }
@@ -191,7 +209,8 @@ public struct GatewayAssembler: Sendable {
             audience: settings.audience,
             leeway: settings.leeway,
             clock: clock,
-            logger: logger
+            logger: logger,
+            metrics: BackendMetrics(provider: settings.id, factory: metrics.factory)
         )
         return try await factory.makeBackend(context)
     }

@@ -21,6 +21,8 @@ public final class GatewayGeneration: Sendable {
     let apiKeyOwners: [[UInt8]: [ProviderID]]
     /// What assembling it found suspicious but not wrong, located; logged by `serve` and the reloader.
     public let warnings: [ConfigError]
+    /// The instruments it counts with (the assembler's, the same for every generation of one gateway).
+    public let metrics: GatewayMetrics
 
     init(
         number: Int,
@@ -29,8 +31,10 @@ public final class GatewayGeneration: Sendable {
         providers: [ProviderID: ProviderRuntime],
         keySets: KeySetDirectory,
         apiKeyOwners: [[UInt8]: [ProviderID]],
+        metrics: GatewayMetrics,
         warnings: [ConfigError] = []
     ) {
+        self.metrics = metrics
         self.number = number
         self.configurationDigest = configurationDigest
         self.configuration = configuration

@@ -74,10 +74,18 @@ public final class GatewayReloader: Service {
         let next: GatewayGeneration
         do {
             next = try await assembler.build(path: configurationPath, previous: previous)
+            // The audit file is opened anew on every reload (log rotation moves the old one away first); a file
+            // that cannot be opened fails the reload like any other part.
+            try service.audit.reopen(next.configuration.audit)
         } catch {
+            assembler.metrics.recordReload(.failure)
             logger.error(
                 "configuration not reloaded; the running one stays in force",
                 metadata: ["trigger": "\(reason)", "generation": "\(previous.number)", "reason": "\(error)"])
+            // Still let a rotated audit file go, at the path in force.
+            do { try service.audit.reopen(service.audit.settings) } catch {
+                logger.error("the audit log could not be reopened; writing on to the old file", metadata: ["reason": "\(error)"])
+            }
             throw error
         }
         // A provider the reload adds must not start with no keys: fetch the new URLs before the swap (bounded by
@@ -85,7 +93,14 @@ public final class GatewayReloader: Service {
         await next.keySets.fetchMissing()
         service.install(next)
         signalSwap()
+        assembler.metrics.recordReload(.success)
         for warning in next.warnings { logger.warning("configuration: \(warning)") }
+        var listenerSettings = next.configuration.server
+        listenerSettings.tls = previous.configuration.server.tls
+        let tlsSwitched = (next.configuration.server.tls == nil) != (previous.configuration.server.tls == nil)
+        if listenerSettings != previous.configuration.server || tlsSwitched {
+            logger.warning("server settings other than the TLS certificate and key take effect on restart only")
+        }
         let kept = next.providers.values.filter { $0.cache === previous.providers[$0.id]?.cache }.map(\.id.rawValue).sorted()
         logger.notice(
             "configuration reloaded",

@@ -21,9 +21,9 @@ final class ProviderLimiters: Sendable {
     }
 
     /// Refuses the request when failed authentications from `peer`, or at this provider, are over their limit.
-    func checkFailedAuthentications(at id: ProviderID, from peer: PeerAddress?) throws(TokenGateError) {
-        try Self.check(failedAuth?.peek(id), scope: "failed-authentication")
-        if let peer { try Self.check(failedAuthPerPeer?.peek(peer), scope: "failed-authentication") }
+    func checkFailedAuthentications(at id: ProviderID, from peer: PeerAddress?, metrics: ProviderMetrics) throws(TokenGateError) {
+        try Self.check(failedAuth?.peek(id), scope: .failedAuth, metrics)
+        if let peer { try Self.check(failedAuthPerPeer?.peek(peer), scope: .failedAuthPerPeer, metrics) }
     }
 
     /// Counts one failed authentication against the provider and `peer`.
@@ -33,15 +33,18 @@ final class ProviderLimiters: Sendable {
     }
 
     /// Applies the provider, caller and context limits in that order; the first refusal wins.
-    func check(provider id: ProviderID, caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) {
-        try Self.check(provider?.acquire(id), scope: "provider")
-        try Self.check(self.caller?.acquire(caller), scope: "caller")
-        try Self.check(self.context?.acquire(context), scope: "context")
+    func check(provider id: ProviderID, caller: AuthenticatedCaller, context: TokenContext, metrics: ProviderMetrics) throws(TokenGateError) {
+        try Self.check(provider?.acquire(id), scope: .provider, metrics)
+        try Self.check(self.caller?.acquire(caller), scope: .caller, metrics)
+        try Self.check(self.context?.acquire(context), scope: .context, metrics)
     }
 
-    private static func check(_ decision: RateLimitDecision?, scope: StaticString) throws(TokenGateError) {
+    private static func check(
+        _ decision: RateLimitDecision?, scope: ProviderMetrics.RateLimitScope, _ metrics: ProviderMetrics
+    ) throws(TokenGateError) {
         if let seconds = decision?.retryAfterSeconds {
-            throw TokenGateError(.rateLimited, "\(scope) rate limit reached", retryAfterSeconds: seconds)
+            metrics.recordRateLimited(scope)
+            throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached", retryAfterSeconds: seconds)
         }
     }
 }

@@ -15,6 +15,7 @@ public final class ProviderRuntime: Sendable {
     let authenticator: CallerAuthenticator
     let cache: TokenCache<TokenCacheKey, CachedToken>
     let limiters: ProviderLimiters
+    let metrics: ProviderMetrics
     let fingerprints: ProviderFingerprints
 
     /// The provider ID.
@@ -27,8 +28,10 @@ public final class ProviderRuntime: Sendable {
         authenticator: CallerAuthenticator,
         cache: TokenCache<TokenCacheKey, CachedToken>,
         limiters: ProviderLimiters,
+        metrics: ProviderMetrics,
         fingerprints: ProviderFingerprints
     ) {
+        self.metrics = metrics
         self.settings = settings
         self.backend = backend
         self.keys = keys

@@ -98,11 +98,15 @@ public struct BackendContext: Sendable {
     public var clock: TokenGateClock
     /// Where the backend logs; never a token or a secret.
     public var logger: Logger
+    /// What the backend counts (upstream retries).
+    public var metrics: BackendMetrics
 
     /// Creates a context.
     public init(
-        provider: ProviderID, section: ConfigNode, audience: String, leeway: Int64 = 60, clock: TokenGateClock, logger: Logger
+        provider: ProviderID, section: ConfigNode, audience: String, leeway: Int64 = 60, clock: TokenGateClock, logger: Logger,
+        metrics: BackendMetrics = .none
     ) {
+        self.metrics = metrics
         self.provider = provider
         self.section = section
         self.audience = audience

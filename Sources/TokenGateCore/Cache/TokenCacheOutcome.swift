@@ -4,10 +4,10 @@ public enum TokenCacheOutcome: String, Sendable, Hashable, CaseIterable {
     case hit
     /// Served from the cache inside the refresh window while a background refresh runs (this call may have
     /// started it).
-    case refreshingAhead = "refreshing_ahead"
+    case refreshingAhead = "refresh_ahead"
     /// Served from the cache inside the refresh window; the last background refresh failed and the next is
     /// held back by ``TokenCachePolicy/refreshRetryInterval``.
-    case servedAfterRefreshFailure = "served_after_refresh_failure"
+    case servedAfterRefreshFailure = "stale"
     /// The caller waited for a backend fetch, started by this call or shared with concurrent callers.
     case miss
 }

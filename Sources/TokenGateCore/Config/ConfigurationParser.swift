@@ -47,9 +47,11 @@ public struct ConfigurationParser: Sendable {
     }
 
     private func parse(_ root: ConfigNode, only: ProviderID?, errors: inout ErrorCollector) throws -> GatewayConfiguration {
-        let document = try root.mapping(allowedKeys: ["server", "defaults", "providers"])
+        let document = try root.mapping(allowedKeys: ["server", "defaults", "audit", "providers"])
         var server = ServerSettings()
         if let node = document.optional("server"), let parsed = try errors.attempt({ try parseServer(node) }) { server = parsed }
+        var audit: AuditSettings?
+        if let node = document.optional("audit") { audit = try errors.attempt { try AuditSettings.parse(node) } }
         var defaults = Defaults()
         if let node = document.optional("defaults") {
             // A broken defaults section is reported; the providers are still checked, over the built-in defaults.
@@ -77,7 +79,7 @@ public struct ConfigurationParser: Sendable {
         }
         // When every provider failed, their errors say why; "declare one" would only mislead.
         guard !providers.isEmpty || !errors.errors.isEmpty else { throw providersNode.error("declare at least one provider") }
-        return GatewayConfiguration(server: server, providers: providers)
+        return GatewayConfiguration(server: server, providers: providers, audit: audit)
     }
 
     private func parseServer(_ node: ConfigNode) throws -> ServerSettings {

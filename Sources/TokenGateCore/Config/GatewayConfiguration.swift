@@ -1,14 +1,19 @@
+public import Logging
+
 /// The whole gateway's configuration, as `config.yaml` declares it, validated.
 public struct GatewayConfiguration: Sendable {
     /// Where the HTTP server listens.
     public var server: ServerSettings
     /// Every provider, by ID.
     public var providers: [ProviderID: ProviderSettings]
+    /// Where issued tokens are recorded, or nil for nowhere.
+    public var audit: AuditSettings?
 
     /// Creates a configuration.
-    public init(server: ServerSettings, providers: [ProviderID: ProviderSettings]) {
+    public init(server: ServerSettings, providers: [ProviderID: ProviderSettings], audit: AuditSettings? = nil) {
         self.server = server
         self.providers = providers
+        self.audit = audit
     }
 }
 
@@ -28,9 +33,40 @@ public struct ServerSettings: Sendable, Equatable {
     /// A request must arrive whole, headers and body, within this time of its first byte; else the connection is
     /// closed (a client sending slowly cannot hold a connection).
     public var readTimeout: Duration = .seconds(10)
+    /// The admin listener (`/metrics`, `/healthz`, `/readyz`), or nil for none. Loopback by default: metrics
+    /// name every tenant, so they are never on the public port.
+    public var admin: AdminListener? = AdminListener()
+    /// HTTPS on the public listener, or nil for plain HTTP (behind a TLS-terminating proxy).
+    public var tls: TLSSettings?
+    /// How log lines are written.
+    public var logFormat: LogFormat = .text
+    /// The least severe level logged.
+    public var logLevel: Logger.Level = .info
 
     /// Creates settings with the defaults.
     public init() {}
+}
+
+/// `server.admin`: where the operator's endpoints listen.
+public struct AdminListener: Sendable, Equatable {
+    /// The address to bind; loopback unless the operator says otherwise.
+    public var host: String = "127.0.0.1"
+    /// The TCP port; 0 picks a free one.
+    public var port: Int = 9464
+
+    /// A listener on `host` and `port` (by default 127.0.0.1:9464).
+    public init(host: String = "127.0.0.1", port: Int = 9464) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// `server.logFormat`.
+public enum LogFormat: String, Sendable, Equatable {
+    /// `2026-11-22T15:04:05+0000 info tokengate: message key=value`, for people.
+    case text
+    /// One JSON object per line (`time`, `level`, `label`, `message` and the metadata), for log shippers.
+    case json
 }
 
 /// One provider (tenant): its backend, token rules, cache, limits and callers.

@@ -1,3 +1,5 @@
+import Logging
+
 extension ServerSettings {
     /// The `server:` section:
     ///
@@ -9,9 +11,17 @@ extension ServerSettings {
     ///   listenBacklog: 1024      # 1...65535, default 1024
     ///   idleTimeout: 60s         # 1s...1h, default 60s
     ///   readTimeout: 10s         # 100ms...5m, default 10s
+    ///   admin:                   # metrics and health; default 127.0.0.1:9464; `admin: { enabled: false }` for none
+    ///     host: 127.0.0.1
+    ///     port: 9464
+    ///   tls: { certificateFile, privateKeyFile, minimumVersion }   # see TLSSettings
+    ///   logFormat: text          # text or json
+    ///   logLevel: info           # trace, debug, info, notice, warning, error, critical
     /// ```
     static func parse(_ node: ConfigNode) throws -> ServerSettings {
-        let mapping = try node.mapping(allowedKeys: ["host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout"])
+        let mapping = try node.mapping(allowedKeys: [
+            "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "admin", "tls", "logFormat", "logLevel",
+        ])
         var server = ServerSettings()
         if let host = mapping.optional("host") { server.host = try host.nonEmptyString() }
         if let port = mapping.optional("port") { server.port = try port.int(in: 0...65535) }
@@ -23,7 +33,33 @@ extension ServerSettings {
         if let value = mapping.optional("readTimeout") {
             server.readTimeout = try duration(value, in: .milliseconds(100)...(.seconds(300)), "100ms and 5m")
         }
+        if let value = mapping.optional("admin") { server.admin = try parseAdmin(value) }
+        if let value = mapping.optional("tls") { server.tls = try TLSSettings.parse(value) }
+        if let value = mapping.optional("logFormat") {
+            let text = try value.string()
+            guard let format = LogFormat(rawValue: text) else { throw value.error("must be text or json, got '\(text)'") }
+            server.logFormat = format
+        }
+        if let value = mapping.optional("logLevel") {
+            let text = try value.string()
+            guard let level = Logger.Level(rawValue: text) else {
+                throw value.error("must be trace, debug, info, notice, warning, error or critical, got '\(text)'")
+            }
+            server.logLevel = level
+        }
+        if let admin = server.admin, admin.host == server.host, admin.port == server.port, admin.port != 0 {
+            throw (mapping.optional("admin") ?? node).error("the admin listener must not share the public port \(server.port)")
+        }
         return server
+    }
+
+    private static func parseAdmin(_ node: ConfigNode) throws -> AdminListener? {
+        let mapping = try node.mapping(allowedKeys: ["enabled", "host", "port"])
+        if let enabled = mapping.optional("enabled"), try !enabled.bool() { return nil }
+        var admin = AdminListener()
+        if let host = mapping.optional("host") { admin.host = try host.nonEmptyString() }
+        if let port = mapping.optional("port") { admin.port = try port.int(in: 0...65535) }
+        return admin
     }
 
     private static func duration(_ node: ConfigNode, in range: ClosedRange<Duration>, _ bounds: String) throws -> Duration {

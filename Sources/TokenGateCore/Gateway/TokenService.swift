@@ -17,14 +17,21 @@ public final class TokenService: Sendable {
     private let clock: TokenGateClock
     private let logger: Logger
     private let denials: DenialLog
+    /// Where every token a backend issued is recorded.
+    public let audit: AuditLog
 
     /// Serves `generation`; `render` makes each token's response body once, when the token enters the cache.
-    public init(generation: GatewayGeneration, render: @escaping TokenBodyRenderer, clock: TokenGateClock = .system, logger: Logger) {
+    public init(
+        generation: GatewayGeneration, render: @escaping TokenBodyRenderer, audit: AuditLog? = nil, clock: TokenGateClock = .system,
+        logger: Logger
+    ) {
         self.current = Mutex(generation)
         self.render = render
+        self.audit = audit ?? .disabled(logger: logger)
         self.clock = clock
         self.logger = logger
         self.denials = DenialLog(clock: clock, logger: logger)
+        generation.metrics.recordGeneration(generation.number)
     }
 
     /// The generation requests are served from now.
@@ -33,6 +40,12 @@ public final class TokenService: Sendable {
     /// Swaps in `next`; requests already running finish on the generation they read.
     public func install(_ next: GatewayGeneration) {
         current.withLock { $0 = next }
+        next.metrics.recordGeneration(next.number)
+    }
+
+    /// Sets the gauges that are read rather than counted (cached tokens per provider); call before exporting.
+    public func updateGauges() {
+        for runtime in generation.providers.values { runtime.metrics.recordCacheEntries(runtime.cache.count) }
     }
 
     /// Logs the counts of denials that were not logged one by one (call it every few seconds).
@@ -42,15 +55,31 @@ public final class TokenService: Sendable {
     public func token(for query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
         let generation = self.generation
         do {
-            return try await grant(query, in: generation)
+            let grant = try await grant(query, in: generation)
+            generation.providers[grant.provider.id]?.metrics.recordServed(grant.context.tokenType, grant.outcome)
+            return grant
         } catch {
-            // Only validated values, or escaped and truncated ones, reach the log: path segments are attacker text.
-            let known = ProviderID(query.providerID).flatMap { generation.providers[$0] == nil ? nil : $0 }
-            let sent = known?.rawValue ?? Sanitized.quote(query.providerID)
-            let type = TokenType(rawValue: query.tokenType)?.rawValue ?? Sanitized.quote(query.tokenType)
-            denials.record(error, provider: known, sent: sent, type: type, peer: query.peer, requestID: query.requestID)
+            recordDenial(error, providerID: query.providerID, tokenType: query.tokenType, peer: query.peer, requestID: query.requestID)
             throw error
         }
+    }
+
+    /// Logs (in aggregate) and counts a token request refused with `error`, also when the HTTP face refused it
+    /// before it became a query (an oversized URL, a bad query string, a browser origin not allowed).
+    public func recordDenial(_ error: TokenGateError, providerID: String, tokenType: String, peer: PeerAddress?, requestID: String?) {
+        let generation = self.generation
+        // Only validated values, or escaped and truncated ones, reach the log and metrics: path segments are
+        // attacker text.
+        let runtime = ProviderID(providerID).flatMap { generation.providers[$0] }
+        let type = TokenType(rawValue: tokenType)
+        if let runtime {
+            runtime.metrics.recordDenial(error.code, type: type)
+        } else {
+            generation.metrics.recordDenial(error.code, provider: nil, type: type)
+        }
+        let sent = runtime?.id.rawValue ?? Sanitized.quote(providerID)
+        denials.record(
+            error, provider: runtime?.id, sent: sent, type: type?.rawValue ?? Sanitized.quote(tokenType), peer: peer, requestID: requestID)
     }
 
     private func grant(_ query: TokenQuery, in generation: GatewayGeneration) async throws(TokenGateError) -> TokenGrant {
@@ -71,11 +100,13 @@ public final class TokenService: Sendable {
         }
         let caller = try authenticate(query, at: runtime, in: generation)
         try runtime.authenticator.authorize(caller, for: context)
-        try runtime.limiters.check(provider: id, caller: caller, context: context)
+        try runtime.limiters.check(provider: id, caller: caller, context: context, metrics: runtime.metrics)
         let key = TokenCacheKey(provider: id, context: context)
         do {
+            // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
+            let requestID = query.requestID
             let (cached, outcome) = try await runtime.cache.value(for: key) { [self] in
-                let token = try await self.fetchVerified(context, from: runtime)
+                let token = try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
                 return CachedToken(token: token, body: render(token, context, runtime.settings))
             }
             return TokenGrant(token: cached.token, context: context, provider: runtime.settings, outcome: outcome, body: cached.body)
@@ -92,7 +123,7 @@ public final class TokenService: Sendable {
     private func authenticate(
         _ query: TokenQuery, at runtime: ProviderRuntime, in generation: GatewayGeneration
     ) throws(TokenGateError) -> AuthenticatedCaller {
-        try runtime.limiters.checkFailedAuthentications(at: runtime.id, from: query.peer)
+        try runtime.limiters.checkFailedAuthentications(at: runtime.id, from: query.peer, metrics: runtime.metrics)
         let credential: CallerCredential
         do {
             credential = try CallerCredential(authorization: query.authorization)
@@ -113,10 +144,22 @@ public final class TokenService: Sendable {
         }
     }
 
-    /// One backend call and the OpenSSL verification every token passes before it may be cached or handed out.
-    private func fetchVerified(_ context: TokenContext, from runtime: ProviderRuntime) async throws -> DeliveredToken {
+    /// One backend call and the OpenSSL verification every token passes before it may be cached or handed out;
+    /// a token that passes is recorded in the audit log.
+    private func fetchVerified(
+        _ context: TokenContext, from runtime: ProviderRuntime, for caller: AuthenticatedCaller, requestID: String?
+    ) async throws -> DeliveredToken {
         let settings = runtime.settings
-        let issued = try await runtime.backend.issue(TokenRequest(provider: settings.id, context: context))
+        let started = ContinuousClock.now
+        let issued: IssuedToken
+        do {
+            issued = try await runtime.backend.issue(TokenRequest(provider: settings.id, context: context))
+            runtime.metrics.recordBackendCall(context.tokenType, duration: ContinuousClock.now - started)
+        } catch {
+            runtime.metrics.recordBackendCall(context.tokenType, duration: ContinuousClock.now - started)
+            runtime.metrics.recordBackendFailure(context.tokenType, (error as? TokenGateError)?.code ?? .backendError)
+            throw error
+        }
         let now = clock.wallSeconds()
         var verifier: FleetEngineVerifier
         do {
@@ -142,8 +185,15 @@ public final class TokenService: Sendable {
                     "the backend's stated expiry disagrees with the token's exp; using exp",
                     metadata: ["provider": "\(settings.id)", "reason": "expiry_mismatch", "stated": "\(stated)", "exp": "\(expiresAt)"])
             }
-            return DeliveredToken(compact: issued.compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt)
+            let token = DeliveredToken(compact: issued.compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt)
+            audit.record(
+                AuditRecord(
+                    time: now, provider: settings.id, context: context, caller: caller, keyID: verified.keyID,
+                    issuedAt: token.issuedAt, expiresAt: expiresAt, fingerprint: TokenFingerprint.of(issued.compact),
+                    requestID: requestID))
+            return token
         case .failure(let rejection):
+            runtime.metrics.recordRejected(context.tokenType, rejection.reason)
             throw TokenGateError(.backendInvalidToken, "the backend's token failed verification (\(rejection.reason)): \(rejection.message)")
         }
     }

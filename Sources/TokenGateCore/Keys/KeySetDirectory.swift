@@ -32,11 +32,13 @@ public final class KeySetDirectory: Sendable {
         let fetcher: any JWKSFetcher
         let clock: TokenGateClock
         let logger: Logger
+        let metrics: GatewayMetrics
         private(set) var keySets: [String: RemoteKeySet] = [:]
         private var intervals: [String: Duration] = [:]
 
-        init(previous: KeySetDirectory?, fetcher: any JWKSFetcher, clock: TokenGateClock, logger: Logger) {
+        init(previous: KeySetDirectory?, fetcher: any JWKSFetcher, clock: TokenGateClock, logger: Logger, metrics: GatewayMetrics) {
             self.previous = previous
+            self.metrics = metrics
             self.fetcher = fetcher
             self.clock = clock
             self.logger = logger
@@ -46,7 +48,7 @@ public final class KeySetDirectory: Sendable {
         mutating func keySet(for url: JWKSURL) -> RemoteKeySet {
             intervals[url.url] = min(intervals[url.url] ?? url.refreshInterval, url.refreshInterval)
             if let existing = keySets[url.url] { return existing }
-            let keySet = previous?.keySets[url.url] ?? RemoteKeySet(url: url, fetcher: fetcher, clock: clock, logger: logger)
+            let keySet = previous?.keySets[url.url] ?? RemoteKeySet(url: url, fetcher: fetcher, clock: clock, logger: logger, metrics: metrics)
             keySets[url.url] = keySet
             return keySet
         }

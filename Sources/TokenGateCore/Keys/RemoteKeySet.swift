@@ -47,13 +47,18 @@ public final class RemoteKeySet: Sendable {
     let fetcher: any JWKSFetcher
     let clock: TokenGateClock
     let logger: Logger
+    let metrics: GatewayMetrics?
     private let state: Mutex<State>
 
-    /// A key set for `url`, empty until the first successful fetch. Fetches nothing.
-    public init(url: JWKSURL, fetcher: any JWKSFetcher, clock: TokenGateClock = .system, logger: Logger) {
+    /// A key set for `url`, empty until the first successful fetch. Fetches nothing. Each fetch is counted in
+    /// `metrics` by outcome.
+    public init(
+        url: JWKSURL, fetcher: any JWKSFetcher, clock: TokenGateClock = .system, logger: Logger, metrics: GatewayMetrics? = nil
+    ) {
         self.url = url
         self.fetcher = fetcher
         self.clock = clock
+        self.metrics = metrics
         var logger = logger
         logger[metadataKey: "jwks_url"] = "\(url.url)"
         self.logger = logger
@@ -124,12 +129,14 @@ public final class RemoteKeySet: Sendable {
             }
             return state.keys == nil
         }
+        metrics?.recordKeyFetch(url: url.url, succeeded: true)
         let keyIDs = keys.keys.map { $0.keyID ?? "-" }.joined(separator: ",")
         logger.log(level: isFirst ? .info : .debug, "JWKS loaded", metadata: ["kids": "\(keyIDs)"])
         return true
     }
 
     private func fail(_ reason: String) -> Bool {
+        metrics?.recordKeyFetch(url: url.url, succeeded: false)
         let hasKeys = state.withLock { state in
             state.lastFailure = reason
             state.failures += 1

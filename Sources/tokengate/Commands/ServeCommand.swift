@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import JOSE
 import Logging
+import Metrics
 import NIOCore
 import ServiceLifecycle
-import Synchronization
 import TokenGateCore
 import TokenGateHTTP
 import UnixSignals
@@ -26,15 +26,32 @@ struct ServeCommand: AsyncParsableCommand {
     var host: String?
     @Option(name: .long, help: "Listen on this port instead of server.port (0: any free port).")
     var port: Int?
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @Option(name: .long, help: "Serve the admin endpoints (/metrics, /healthz, /readyz) on this port instead of server.admin.port.")
+    var adminPort: Int?
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default: server.logLevel, else info).")
+    var logLevel: String?
     @Option(name: .long, help: "Write the process ID here (for `tokengate reload`); removed on exit.")
     var pidFile: String?
     @Option(name: .long, help: "Also reload when config.yaml or a file it names changes; look this often (e.g. 5s).")
     var watch: String?
 
     func run() async throws {
-        guard let level = Logger.Level(rawValue: logLevel) else { throw CLIFailure(.usage, "unknown --log-level '\(logLevel)'") }
+        // Logging first, from the file's server section (a file that does not parse is reported by the assembly).
+        let settings = GatewayAssembler.serverSettings(path: configuration.config, environment: ProcessInfo.processInfo.environment)
+        var level = settings?.logLevel ?? .info
+        if let logLevel {
+            guard let parsed = Logger.Level(rawValue: logLevel) else { throw CLIFailure(.usage, "unknown --log-level '\(logLevel)'") }
+            level = parsed
+        }
+        let format = settings?.logFormat ?? .text
+        LoggingSystem.bootstrap { [level] label in
+            var handler: any LogHandler = format == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        // One Prometheus registry for the process: the gateway's instruments and any library's swift-metrics.
+        let exporter = MetricsExporter()
+        MetricsSystem.bootstrap(exporter.factory)
         var watchInterval: Duration?
         if let watch {
             guard let interval = ConfigDuration.parse(watch), interval >= .milliseconds(100) else {
@@ -42,9 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             watchInterval = interval
         }
-        var logger = Logger(label: "tokengate")
-        logger.logLevel = level
-        try await configuration.withAssembler(logger: logger) { assembler in
+        let logger = Logger(label: "tokengate")
+        try await configuration.withAssembler(logger: logger, metrics: GatewayMetrics(factory: exporter.factory)) { assembler in
             let generation = try await configuration.assemble(assembler)
             var server = generation.configuration.server
             if let host { server.host = host }
@@ -52,14 +68,31 @@ struct ServeCommand: AsyncParsableCommand {
                 guard (0...65535).contains(port) else { throw CLIFailure(.usage, "--port must be 0 to 65535") }
                 server.port = port
             }
+            if let adminPort {
+                guard (0...65535).contains(adminPort) else { throw CLIFailure(.usage, "--admin-port must be 0 to 65535") }
+                server.admin = server.admin ?? AdminListener()
+                server.admin?.port = adminPort
+            }
             logProviders(generation, logger: logger)
-            let service = TokenService(generation: generation, logger: logger)
+            let audit: AuditLog
+            do {
+                audit = try AuditLog(generation.configuration.audit, logger: logger)
+            } catch {
+                throw CLIFailure(.usage, "\(configuration.config): \(error)")
+            }
+            let service = TokenService(generation: generation, audit: audit, logger: logger)
             let host = server.host
-            let listening = ListeningFlag()
-            let application = GatewayApplication.make(service: service, server: server, logger: logger) { port in
-                listening.set()
+            let scheme = server.tls == nil ? "http" : "https"
+            let application = try GatewayApplication.make(service: service, server: server, logger: logger) { port in
                 // One line on standard output, for scripts and tests that started us on port 0.
-                FileHandle.standardOutput.write(Data("tokengate listening on http://\(host):\(port)\n".utf8))
+                FileHandle.standardOutput.write(Data("tokengate listening on \(scheme)://\(host):\(port)\n".utf8))
+            }
+            var services: [any Service] = [Listener(application: application, host: server.host, port: server.port)]
+            if let admin = server.admin {
+                let application = GatewayApplication.makeAdmin(service: service, exporter: exporter, admin: admin, logger: logger) { port in
+                    FileHandle.standardOutput.write(Data("tokengate admin listening on http://\(admin.host):\(port)\n".utf8))
+                }
+                services.append(Listener(application: application, host: admin.host, port: admin.port))
             }
             // The reloader runs each generation's background work (JWKS refreshers, file watchers) and swaps
             // generations on SIGHUP. A JWKS URL is fetched for the first time now, not before: until then, tokens
@@ -69,7 +102,7 @@ struct ServeCommand: AsyncParsableCommand {
                 watchInterval: watchInterval, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [application, reloader],
+                    services: services + [reloader],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger
                 )
@@ -78,10 +111,10 @@ struct ServeCommand: AsyncParsableCommand {
             defer { if let pidFile { try? FileManager.default.removeItem(atPath: pidFile) } }
             do {
                 try await group.run()
-            } catch {
+            } catch let error as ListenerFailure {
                 // Before the listener is up, a socket error is the address (busy, not ours, not allowed): a
                 // configuration error, said in one line rather than as NIO's error.
-                guard !listening.isSet, let failure = Self.listenFailure(error, host: server.host, port: server.port) else { throw error }
+                guard let failure = Self.listenFailure(error.underlying, host: error.host, port: error.port) else { throw error.underlying }
                 throw failure
             }
         }
@@ -143,11 +176,24 @@ struct ServeCommand: AsyncParsableCommand {
     static let demoAPIKey = "tg_demo_not_a_secret"
 }
 
-/// Whether the server has started listening; set once, from the server's start callback.
-private final class ListeningFlag: Sendable {
-    private let value = Mutex(false)
+/// One listener (the public or the admin one) as a service whose failure says which address it was for.
+private struct Listener<Application: Service>: Service {
+    let application: Application
+    let host: String
+    let port: Int
 
-    var isSet: Bool { value.withLock { $0 } }
+    func run() async throws {
+        do {
+            try await application.run()
+        } catch {
+            throw ListenerFailure(host: host, port: port, underlying: error)
+        }
+    }
+}
 
-    func set() { value.withLock { $0 = true } }
+/// Why a listener stopped, with the address it was for.
+private struct ListenerFailure: Error {
+    let host: String
+    let port: Int
+    let underlying: any Error
 }

@@ -15,7 +15,9 @@ struct ConfigurationOptions: ParsableArguments {
 
     /// Runs `body` with an assembler for this build's plugins. Its one HTTP client (upstream token servers and
     /// JWKS URLs alike: no redirects, no silent connection retries) lives as long as `body` and is shut down after.
-    func withAssembler<Result>(logger: Logger, _ body: (GatewayAssembler) async throws -> Result) async throws -> Result {
+    func withAssembler<Result>(
+        logger: Logger, metrics: GatewayMetrics = GatewayMetrics(), _ body: (GatewayAssembler) async throws -> Result
+    ) async throws -> Result {
         let client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
             configuration: UpstreamHTTPProviderFactory.recommendedConfiguration()
@@ -24,7 +26,8 @@ struct ConfigurationOptions: ParsableArguments {
             registry: BackendRegistry([StaticKeySignerFactory(), UpstreamHTTPProviderFactory(httpClient: client), FileTokenSourceFactory()]),
             environment: ProcessInfo.processInfo.environment,
             logger: logger,
-            jwksFetcher: HTTPJWKSFetcher(client: client)
+            jwksFetcher: HTTPJWKSFetcher(client: client),
+            metrics: metrics
         )
         do {
             let result = try await body(assembler)

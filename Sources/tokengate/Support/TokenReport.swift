@@ -19,7 +19,7 @@ struct TokenReport {
         self.claims = decoded.claims
         self.outcome = outcome
         self.now = now
-        self.fingerprint = "sha256:" + HexBytes.encode(try Digest.sha256(Array(token.utf8)))
+        self.fingerprint = TokenFingerprint.of(token)
     }
 
     var reasonCode: String {

@@ -1,0 +1,103 @@
+public import CoreMetrics
+import Synchronization
+
+/// The gateway's instruments, made through one swift-metrics factory: the process-wide one that `serve`
+/// bootstraps (Prometheus), or a test's own, so several gateways in one test process count apart.
+///
+/// Every label is bounded by the configuration or by a closed list (token types, error codes, cache outcomes,
+/// rate-limit scopes, rejection reasons): never a trip, vehicle, caller or anything else a request can make up.
+/// Names follow Prometheus conventions: counters end in `_total`, durations are `_seconds`.
+public final class GatewayMetrics: Sendable {
+    /// Where instruments are made.
+    public let factory: any MetricsFactory
+    private let labeled: LabeledCounters
+    private let reloads: [ReloadOutcome: Counter]
+    private let generation: Gauge
+
+    /// How a reload ended.
+    public enum ReloadOutcome: String, Sendable, CaseIterable {
+        case success, failure
+    }
+
+    /// Instruments made through `factory`; by default the process-wide one (`MetricsSystem.bootstrap`).
+    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+        labeled = LabeledCounters(factory: factory)
+        var reloads: [ReloadOutcome: Counter] = [:]
+        for outcome in ReloadOutcome.allCases {
+            reloads[outcome] = Counter(label: Name.reloads, dimensions: [("outcome", outcome.rawValue)], factory: factory)
+        }
+        self.reloads = reloads
+        generation = Gauge(label: Name.generation, factory: factory)
+    }
+
+    /// A denial of a token request whose provider is not configured (or not yet known: a malformed request).
+    func recordDenial(_ code: TokenGateError.Code, provider: ProviderID?, type: TokenType?) {
+        labeled.increment(
+            Name.denials,
+            [("provider", provider?.rawValue ?? ""), ("token_type", type?.rawValue ?? ""), ("code", code.rawValue)])
+    }
+
+    /// A reload's outcome.
+    public func recordReload(_ outcome: ReloadOutcome) { reloads[outcome]?.increment() }
+
+    /// The generation now serving.
+    public func recordGeneration(_ number: Int) { generation.record(number) }
+
+    /// A JWKS fetch of a key set, by the URL it came from (bounded by the configuration) and its outcome.
+    func recordKeyFetch(url: String, succeeded: Bool) {
+        labeled.increment(Name.keyFetches, [("url", url), ("outcome", succeeded ? "success" : "failure")])
+    }
+
+    /// An error answered outside any provider's token route: an unknown path, a wrong method, oversized headers.
+    public func recordHTTPError(_ code: TokenGateError.Code) {
+        labeled.increment(Name.httpErrors, [("code", code.rawValue)])
+    }
+
+    /// The instruments of one provider.
+    func provider(_ id: ProviderID, tokenTypes: Set<TokenType>) -> ProviderMetrics {
+        ProviderMetrics(id: id, tokenTypes: tokenTypes, factory: factory, labeled: labeled)
+    }
+
+    /// The metric names, in one place (the README lists them with their meaning).
+    enum Name {
+        static let served = "tokengate_tokens_served_total"
+        static let denials = "tokengate_denials_total"
+        static let backendCalls = "tokengate_backend_calls_total"
+        static let backendDuration = "tokengate_backend_call_duration_seconds"
+        static let backendFailures = "tokengate_backend_failures_total"
+        static let rejected = "tokengate_tokens_rejected_total"
+        static let cacheEntries = "tokengate_cache_entries"
+        static let rateLimited = "tokengate_rate_limited_total"
+        static let keyFetches = "tokengate_jwks_fetches_total"
+        static let upstreamRetries = "tokengate_upstream_retries_total"
+        static let generation = "tokengate_config_generation"
+        static let reloads = "tokengate_config_reloads_total"
+        static let httpErrors = "tokengate_http_errors_total"
+    }
+}
+
+/// Counters whose label values are only known when they first happen (an error code, a rejection reason), made
+/// on first use and kept: a lookup under a lock afterwards, never a factory call per event.
+final class LabeledCounters: Sendable {
+    private let factory: any MetricsFactory
+    private let counters = Mutex<[Key: Counter]>([:])
+
+    private struct Key: Hashable {
+        var name: String
+        var labels: [String]
+    }
+
+    init(factory: any MetricsFactory) { self.factory = factory }
+
+    func increment(_ name: String, _ labels: [(String, String)]) {
+        let key = Key(name: name, labels: labels.flatMap { [$0.0, $0.1] })
+        let counter = counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: name, dimensions: labels, factory: factory)
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+    }
+}

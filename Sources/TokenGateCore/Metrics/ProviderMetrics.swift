@@ -1,0 +1,108 @@
+import CoreMetrics
+
+/// One provider's instruments, made when its runtime is assembled so the request path only increments.
+public final class ProviderMetrics: Sendable {
+    let id: ProviderID
+    private let served: [TokenType: [TokenCacheOutcome: Counter]]
+    private let backendCalls: [TokenType: Counter]
+    private let backendDuration: [TokenType: Timer]
+    private let rateLimited: [RateLimitScope: Counter]
+    private let cacheEntries: Gauge
+    private let labeled: LabeledCounters
+
+    /// Which limit refused a request (the `scope` label).
+    public enum RateLimitScope: String, Sendable, CaseIterable {
+        case provider, caller, context
+        case failedAuth = "failed_auth"
+        case failedAuthPerPeer = "failed_auth_peer"
+    }
+
+    init(id: ProviderID, tokenTypes: Set<TokenType>, factory: any MetricsFactory, labeled: LabeledCounters) {
+        self.id = id
+        self.labeled = labeled
+        typealias Name = GatewayMetrics.Name
+        var served: [TokenType: [TokenCacheOutcome: Counter]] = [:]
+        var calls: [TokenType: Counter] = [:]
+        var durations: [TokenType: Timer] = [:]
+        for type in tokenTypes {
+            let labels = [("provider", id.rawValue), ("token_type", type.rawValue)]
+            for outcome in TokenCacheOutcome.allCases {
+                served[type, default: [:]][outcome] = Counter(
+                    label: Name.served, dimensions: labels + [("cache", outcome.rawValue)], factory: factory)
+            }
+            calls[type] = Counter(label: Name.backendCalls, dimensions: labels, factory: factory)
+            durations[type] = Timer(label: Name.backendDuration, dimensions: labels, factory: factory)
+        }
+        self.served = served
+        backendCalls = calls
+        backendDuration = durations
+        var limited: [RateLimitScope: Counter] = [:]
+        for scope in RateLimitScope.allCases {
+            limited[scope] = Counter(
+                label: Name.rateLimited, dimensions: [("provider", id.rawValue), ("scope", scope.rawValue)], factory: factory)
+        }
+        rateLimited = limited
+        cacheEntries = Gauge(label: Name.cacheEntries, dimensions: [("provider", id.rawValue)], factory: factory)
+    }
+
+    /// A token handed out, by how the cache produced it.
+    func recordServed(_ type: TokenType, _ outcome: TokenCacheOutcome) { served[type]?[outcome]?.increment() }
+
+    /// A token request refused with `code`; the token type when the request named a valid one.
+    func recordDenial(_ code: TokenGateError.Code, type: TokenType?) {
+        labeled.increment(
+            GatewayMetrics.Name.denials, [("provider", id.rawValue), ("token_type", type?.rawValue ?? ""), ("code", code.rawValue)])
+    }
+
+    /// One backend call and how long it took, whatever its outcome.
+    func recordBackendCall(_ type: TokenType, duration: Duration) {
+        backendCalls[type]?.increment()
+        backendDuration[type]?.recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A backend call that failed, by the code it failed with.
+    func recordBackendFailure(_ type: TokenType, _ code: TokenGateError.Code) {
+        labeled.increment(
+            GatewayMetrics.Name.backendFailures,
+            [("provider", id.rawValue), ("token_type", type.rawValue), ("code", code.rawValue)])
+    }
+
+    /// A token the backend issued that failed the gateway's verification, by reason.
+    func recordRejected(_ type: TokenType, _ reason: TokenRejection.Reason) {
+        labeled.increment(
+            GatewayMetrics.Name.rejected, [("provider", id.rawValue), ("token_type", type.rawValue), ("reason", reason.rawValue)])
+    }
+
+    /// A request refused by a rate limit.
+    func recordRateLimited(_ scope: RateLimitScope) { rateLimited[scope]?.increment() }
+
+    /// The number of cached tokens now (set when metrics are read).
+    func recordCacheEntries(_ count: Int) { cacheEntries.record(count) }
+}
+
+/// What a backend plugin may count: its upstream retries.
+public struct BackendMetrics: Sendable {
+    private let retries: Counter?
+
+    /// Counts nothing (tests, and commands that run no server).
+    public static let none = BackendMetrics(retries: nil)
+
+    private init(retries: Counter?) { self.retries = retries }
+
+    /// The instruments of `provider`'s backend.
+    init(provider: ProviderID, factory: any MetricsFactory) {
+        retries = Counter(label: GatewayMetrics.Name.upstreamRetries, dimensions: [("provider", provider.rawValue)], factory: factory)
+    }
+
+    /// One more attempt at the upstream after a failure worth retrying.
+    public func recordRetry() { retries?.increment() }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : product + attoseconds / 1_000_000_000
+    }
+}

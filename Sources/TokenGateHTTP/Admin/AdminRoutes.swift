@@ -1,0 +1,31 @@
+import HTTPTypes
+import Hummingbird
+import TokenGateCore
+
+/// The operator's endpoints, on the admin listener only (loopback by default): `/metrics` (Prometheus text),
+/// `/healthz` and `/readyz`. Metrics name every tenant, so the public listener never serves them.
+struct AdminRoutes: Sendable {
+    let service: TokenService
+    let exporter: MetricsExporter
+
+    static let table = RouteTable([
+        .init(path: "/metrics", allow: "GET"),
+        .init(path: "/healthz", allow: "GET"),
+        .init(path: "/readyz", allow: "GET"),
+    ])
+
+    func register(on router: Router<TokenGateRequestContext>) {
+        router.get("/metrics") { _, _ in
+            var headers = HTTPFields()
+            headers.append(HTTPField(name: .contentType, value: "text/plain; version=0.0.4; charset=utf-8"))
+            headers.append(HTTPField(name: .cacheControl, value: "no-store"))
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: exporter.scrape(service))))
+        }
+        router.get("/healthz") { _, _ in
+            TokenRoutes.json(TokenRoutes.healthBody, status: .ok, cacheControl: "no-store")
+        }
+        router.get("/readyz") { _, _ in
+            TokenRoutes.readiness(of: service)
+        }
+    }
+}

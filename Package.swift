@@ -180,7 +180,11 @@ let package = Package(
             name: "TokenGateHTTPTests",
             dependencies: [
                 "TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),

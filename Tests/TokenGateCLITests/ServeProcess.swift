@@ -20,6 +20,13 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
     /// The process ID.
     var pid: Int32 { process.processIdentifier }
 
+    /// The admin listener's port, from the line `serve` printed for it.
+    var adminPort: Int? {
+        let out = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
+        return out.split(separator: "\n").first { $0.hasPrefix("tokengate admin listening on http://") }
+            .flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
+    }
+
     /// Everything written to standard error so far.
     var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 

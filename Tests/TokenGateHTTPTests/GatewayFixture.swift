@@ -19,7 +19,7 @@ struct GatewayFixture {
     /// `server` is the body of a `server:` section (a flow mapping); `cors` acme-rides' `cors:` section.
     init(
         cache: String = "{ minRemaining: 5m, refreshBefore: 10m, maxEntries: 1000 }", rateLimits: String = "{}", response: String? = nil,
-        server: String? = nil, cors: String? = nil
+        server: String? = nil, cors: String? = nil, audit: String? = nil
     ) throws {
         directory = try TemporaryDirectory()
         identityProvider = try JWSKey.generate(.rs256, keyID: "idp-1")
@@ -27,7 +27,7 @@ struct GatewayFixture {
         let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
         let responseLine = response.map { "    response: \($0)\n" } ?? ""
         let corsLine = cors.map { "    cors: \($0)\n" } ?? ""
-        let serverLine = server.map { "server: \($0)\n" } ?? ""
+        let serverLine = (server.map { "server: \($0)\n" } ?? "") + (audit.map { "audit: \($0)\n" } ?? "")
         try directory.write(
             "config.yaml",
             """

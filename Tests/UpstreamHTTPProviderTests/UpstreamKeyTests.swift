@@ -34,6 +34,34 @@ import TokenGateTesting
         }
     }
 
+    /// `/readyz` (public and admin) is 503 while the real JWKS URL answers 500 and 200 once it answers; both
+    /// fetches are counted by outcome.
+    @Test func notReadyWhileTheJWKSURLAnswers500ThenReadyAndTheFetchesAreCounted() async throws {
+        try await UpstreamFixture.run { fixture in
+            fixture.upstream.script("/jwks", [.respond(status: 500), .json(try fixture.jwks([fixture.signer.key]))])
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            try await UpstreamGatewayTests.withGateway(fixture, clock: clock) { gateway in
+                let keySet = try #require(gateway.service.generation.keySets.keySets.values.first)
+                for _ in 0..<2000 where keySet.lastFailure == nil { try await Task.sleep(for: .milliseconds(5)) }
+                #expect(keySet.lastFailure?.contains("500") == true)
+                let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
+                #expect(try await gateway.get("/readyz").status == 503)
+                let notReady = try await admin.get("/readyz")
+                #expect(notReady.status == 503)
+                #expect(notReady.text.contains("not_ready"))
+
+                #expect(await keySet.refresh())
+                #expect(try await gateway.get("/readyz").status == 200)
+                #expect(try await admin.get("/readyz").status == 200)
+                #expect(fixture.upstream.calls(to: "/jwks") == 2)
+                let metrics = try await gateway.metrics()
+                let url = "\(fixture.upstream.baseURL)/jwks"
+                #expect(metrics.contains(#"tokengate_jwks_fetches_total{url="\#(url)",outcome="failure"} 1"#), "\(metrics)")
+                #expect(metrics.contains(#"tokengate_jwks_fetches_total{url="\#(url)",outcome="success"} 1"#), "\(metrics)")
+            }
+        }
+    }
+
     @Test func anUnknownKidTriggersOneRateLimitedRefetch() async throws {
         try await UpstreamFixture.run { fixture in
             let clock = ManualClock(wallSeconds: UpstreamFixture.now)

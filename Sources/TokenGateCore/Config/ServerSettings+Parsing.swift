@@ -48,7 +48,8 @@ extension ServerSettings {
             server.logLevel = level
         }
         if let admin = server.admin, admin.host == server.host, admin.port == server.port, admin.port != 0 {
-            throw (mapping.optional("admin") ?? node).error("the admin listener must not share the public port \(server.port)")
+            throw (mapping.optional("admin") ?? mapping.optional("port") ?? node).error(
+                "the admin listener must not share the public port \(server.port)")
         }
         return server
     }

@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import Testing
+import TokenGateCore
+
+/// `server.admin`, `server.tls`, `server.logFormat`/`logLevel` and `audit:`: defaults, values, and located errors.
+@Suite struct OperationsSettingsTests {
+    static let provider = ServerAndCORSSettingsTests.provider
+
+    let directory: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appending(path: "tokengate-ops-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    private func parse(_ text: String) throws -> GatewayConfiguration {
+        let file = ConfigFile(path: "\(directory)/config.yaml", environment: [:])
+        return try ConfigurationParser().parse(ConfigNode.parse(Array(text.utf8), file: file))
+    }
+
+    private func error(_ text: String) -> String {
+        do {
+            _ = try parse(text)
+            return "no error"
+        } catch {
+            return "\(error)".replacingOccurrences(of: directory + "/", with: "")
+        }
+    }
+
+    /// A self-signed certificate for 127.0.0.1 and its key, made by the `openssl` command, as `<name>.pem`/`.key`.
+    private func makeCertificate(_ name: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(directory)/\(name).key",
+            "-out", "\(directory)/\(name).pem", "-days", "1", "-subj", "/CN=127.0.0.1",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        chmod("\(directory)/\(name).key", 0o600)
+    }
+
+    @Test func theAdminListenerIsOnLoopbackByDefaultAndLogsAreText() throws {
+        let server = try parse(Self.provider).server
+        #expect(server.admin == AdminListener(host: "127.0.0.1", port: 9464))
+        #expect(server.tls == nil)
+        #expect(server.logFormat == .text)
+        #expect(server.logLevel == .info)
+        let configuration = try parse(Self.provider)
+        #expect(configuration.audit == nil)
+    }
+
+    @Test func operationsSettingsAreRead() throws {
+        let text = """
+            server:
+              admin: { host: 0.0.0.0, port: 9100 }
+              logFormat: json
+              logLevel: debug
+            audit: { path: logs/audit.jsonl }
+
+            """ + Self.provider
+        let configuration = try parse(text)
+        #expect(configuration.server.admin == AdminListener(host: "0.0.0.0", port: 9100))
+        #expect(configuration.server.logFormat == .json)
+        #expect(configuration.server.logLevel == .debug)
+        #expect(configuration.audit == .file(path: "\(directory)/logs/audit.jsonl"))
+        #expect(try parse("audit: { stdout: true }\n" + Self.provider).audit == .standardOutput)
+        #expect(try parse("server:\n  admin: { enabled: false }\n" + Self.provider).server.admin == nil)
+    }
+
+    @Test(arguments: [
+        ("server:\n  logFormat: xml\n", "config.yaml:2:14: server.logFormat: must be text or json, got 'xml'"),
+        ("server:\n  logLevel: loud\n", "config.yaml:2:13: server.logLevel: must be trace, debug, info, notice, warning, error or critical, got 'loud'"),
+        ("server:\n  port: 9464\n", "config.yaml:2:9: server.port: the admin listener must not share the public port 9464"),
+        ("server:\n  admin: { port: 70000 }\n", "config.yaml:2:18: server.admin.port: must be between 0 and 65535"),
+        ("audit: { path: a, stdout: true }\n", "config.yaml:1:8: audit: give either path or stdout, not both"),
+        ("audit: {}\n", "config.yaml:1:8: audit: give a path (a file) or stdout: true"),
+        ("server:\n  tls: { certificateFile: missing.pem }\n", "config.yaml:2:8: server.tls.privateKeyFile: missing required key"),
+    ])
+    func badOperationsSettingsAreLocated(text: String, expected: String) {
+        #expect(error(text + Self.provider) == expected)
+    }
+
+    @Test func aCertificateThatIsNotForItsKeyIsALocatedError() throws {
+        try makeCertificate("one")
+        try makeCertificate("two")
+        let good = try parse("server:\n  tls: { certificateFile: one.pem, privateKeyFile: one.key, minimumVersion: \"1.3\" }\n" + Self.provider)
+        #expect(good.server.tls?.minimumVersion == .v1_3)
+        #expect((good.server.tls?.notAfter ?? 0) > Int64(Date().timeIntervalSince1970))
+        #expect(
+            error("server:\n  tls: { certificateFile: one.pem, privateKeyFile: two.key }\n" + Self.provider)
+                == "config.yaml:2:27: server.tls.certificateFile: the certificate is not for the key in privateKeyFile")
+        #expect(
+            error("server:\n  tls: { certificateFile: one.key, privateKeyFile: one.key }\n" + Self.provider).hasPrefix(
+                "config.yaml:2:27: server.tls.certificateFile: not a usable certificate and key"))
+        chmod("\(directory)/one.key", 0o644)
+        #expect(error("server:\n  tls: { certificateFile: one.pem, privateKeyFile: one.key }\n" + Self.provider).contains("chmod 600"))
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

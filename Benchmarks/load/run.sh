@@ -183,7 +183,7 @@ start() {
     PIDS+=("$PID")
     local tries
     for ((tries = 0; tries < 300; tries++)); do
-        PORT="$(sed -n "s#^.* listening on http://$HOST:\([0-9]*\)\$#\1#p" "$out" | head -n 1)"
+        PORT="$(sed -n "/admin listening/!s#^.* listening on http://$HOST:\([0-9]*\)\$#\1#p" "$out" | head -n 1)"
         [[ -n $PORT ]] && return 0
         kill -0 "$PID" 2>/dev/null || { cat "$out.err" >&2; die "$name exited before listening"; }
         sleep 0.1
@@ -198,7 +198,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 CLK_TCK="$(getconf CLK_TCK)"
 
 start tokengate "$WORK/tokengate.out" "${SERVER_PIN[@]}" "$TOKENGATE" serve --config "$WORK/config.yaml" \
-    --port 0 --log-level "${LOG_LEVEL:-info}"
+    --port 0 --admin-port 0 --log-level "${LOG_LEVEL:-info}"
 GATEWAY_PID=$PID GATEWAY="http://$HOST:$PORT"
 TOKEN_PATH="/v1/providers/$PROVIDER/tokens/consumer"
 API_AUTH="Authorization: Bearer $API_KEY"

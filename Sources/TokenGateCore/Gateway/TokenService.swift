@@ -55,9 +55,7 @@ public final class TokenService: Sendable {
     public func token(for query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
         let generation = self.generation
         do {
-            let grant = try await grant(query, in: generation)
-            generation.providers[grant.provider.id]?.metrics.recordServed(grant.context.tokenType, grant.outcome)
-            return grant
+            return try await grant(query, in: generation)
         } catch {
             recordDenial(error, providerID: query.providerID, tokenType: query.tokenType, peer: query.peer, requestID: query.requestID)
             throw error
@@ -109,6 +107,7 @@ public final class TokenService: Sendable {
                 let token = try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
                 return CachedToken(token: token, body: render(token, context, runtime.settings))
             }
+            runtime.metrics.recordServed(type, outcome)
             return TokenGrant(token: cached.token, context: context, provider: runtime.settings, outcome: outcome, body: cached.body)
         } catch let error as TokenGateError {
             throw error

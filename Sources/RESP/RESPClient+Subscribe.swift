@@ -76,6 +76,12 @@ extension RESPClient {
             configuration: configuration, tlsContext: tlsContext, eventLoopGroup: eventLoopGroup, pushes: pushSink)
         do {
             try await connection.sendWithoutReply(RESPCommand(["SUBSCRIBE"] + channels))
+            // Unconfirmed within the command timeout: the connection is closed, which ends the loop below.
+            let confirmationDeadline = NIODeadline.now() + TimeAmount(configuration.commandTimeout)
+            let watchdog = connection.channel.eventLoop.scheduleTask(deadline: confirmationDeadline) {
+                connection.channel.close(promise: nil)
+            }
+            defer { watchdog.cancel() }
             var unconfirmed = Set(channels)
             // The iterator ends when the connection closes (the handler finishes the stream) or on cancellation.
             for await push in pushes {
@@ -85,12 +91,17 @@ extension RESPClient {
                     guard let payload = frame.payload.bytes else { continue }
                     messages.yield(RESPMessage(channel: frame.channel, payload: payload))
                 case "subscribe":
-                    if unconfirmed.remove(frame.channel) != nil, unconfirmed.isEmpty { onSubscribed() }
+                    if unconfirmed.remove(frame.channel) != nil, unconfirmed.isEmpty {
+                        watchdog.cancel()
+                        onSubscribed()
+                    }
                 default:
                     continue
                 }
             }
-            if !unconfirmed.isEmpty, !Task.isCancelled { throw RESPError.connectionClosed }
+            if !unconfirmed.isEmpty, !Task.isCancelled {
+                throw NIODeadline.now() >= confirmationDeadline ? RESPError.timeout(command: "SUBSCRIBE") : .connectionClosed
+            }
         } catch {
             await connection.close()
             throw error

@@ -23,7 +23,7 @@ public final class RESPConnection: RESPCommandSending, Sendable {
         configuration: RESPConfiguration, tlsContext: NIOSSLContext?, eventLoopGroup: any EventLoopGroup,
         pushes: AsyncStream<RESPValue>.Continuation? = nil
     ) async throws -> RESPConnection {
-        let serverName = try Self.serverName(for: configuration)
+        let serverName = Self.serverName(for: configuration)
         let limits = configuration.decoderLimits
         let eventLoop = eventLoopGroup.next()
         let tlsEstablished = tlsContext.map { _ in eventLoop.makePromise(of: Void.self) }
@@ -84,7 +84,7 @@ public final class RESPConnection: RESPCommandSending, Sendable {
 
     /// The name the server's certificate must carry for SNI and verification; nil for an IP address, which
     /// swift-nio-ssl then checks against the certificate's IP addresses.
-    private static func serverName(for configuration: RESPConfiguration) throws -> String? {
+    private static func serverName(for configuration: RESPConfiguration) -> String? {
         guard let tls = configuration.tls else { return nil }
         let name = tls.serverName ?? configuration.host
         let isAddress = (try? SocketAddress(ipAddress: name, port: 0)) != nil

@@ -82,4 +82,28 @@ import Testing
             await client.shutdown()
         }
     }
+
+    @Test func aSubscriptionThatIsNeverConfirmedTimesOut() async throws {
+        try await Self.withFakeServer(replying: "") { port async throws in
+            var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
+            configuration.commandTimeout = .milliseconds(100)
+            let client = try RESPClient(configuration: configuration)
+            await #expect(throws: RESPError.timeout(command: "SUBSCRIBE")) {
+                try await client.subscribe(to: ["events"]) { _ in Issue.record("the body ran without a subscription") }
+            }
+            await client.shutdown()
+        }
+    }
+
+    /// A peer that accepts the connection but never speaks TLS fails the connection attempt, not a command.
+    @Test func aTLSHandshakeThatNeverCompletesTimesOut() async throws {
+        try await Self.withFakeServer(replying: "") { port async throws in
+            var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
+            configuration.tls = .init(serverName: "localhost")
+            configuration.connectTimeout = .milliseconds(200)
+            let client = try RESPClient(configuration: configuration)
+            await #expect(throws: RESPError.connectionFailed("TLS handshake timed out")) { try await client.ping() }
+            await client.shutdown()
+        }
+    }
 }

@@ -111,7 +111,9 @@ public final class RESPClient: RESPCommandSending, Sendable {
                 case .failed(let error): continuation.resume(throwing: error)
                 case .enqueued:
                     // Not cancelled when the waiter is served: failing a waiter that is gone does nothing.
-                    eventLoopGroup.any().scheduleTask(deadline: deadline) { self.failWaiter(id, with: RESPError.poolExhausted) }
+                    eventLoopGroup.any().scheduleTask(deadline: deadline) {
+                        self.failWaiter(id, with: RESPError.poolExhausted)
+                    }
                 }
             }
         } onCancel: {
@@ -128,6 +130,9 @@ public final class RESPClient: RESPCommandSending, Sendable {
         do {
             connection = try await RESPConnection.connect(
                 configuration: configuration, tlsContext: tlsContext, eventLoopGroup: eventLoopGroup)
+        } catch is CancellationError {
+            for waiter in state.withLock({ $0.connectAbandoned() }) { waiter.continuation.resume(returning: .retry) }
+            throw CancellationError()
         } catch {
             let reason = (error as? RESPError).map { "\($0)" } ?? "\(error)"
             let (delay, waiters) = state.withLock { $0.connectFailed(reason: reason, now: .now) }

@@ -86,6 +86,13 @@ struct RESPPoolState {
         return (delay, takeWaiters())
     }
 
+    /// A connection attempt was cancelled by its caller: the slot is free again, and nothing is known of the server.
+    mutating func connectAbandoned() -> [Waiter] {
+        opening -= 1
+        defer { resumeDrainedIfIdle() }
+        return takeWaiters()
+    }
+
     /// A leased connection comes back. Returns the waiter it goes to, or, if it is closed, the waiters that may now
     /// open one; `close` when the pool shut down.
     mutating func release(_ connection: RESPConnection) -> (handTo: Waiter?, retry: [Waiter], close: Bool) {

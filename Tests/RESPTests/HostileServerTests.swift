@@ -106,4 +106,24 @@ import Testing
             await client.shutdown()
         }
     }
+
+    /// A caller that gives up while its connection is being opened says nothing about the server: no backoff
+    /// follows, so the next caller tries again (here, to time out on the silent server's AUTH).
+    @Test func aCancelledConnectionAttemptIsNotAFailure() async throws {
+        try await Self.withFakeServer(replying: "") { port async throws in
+            var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
+            configuration.password = "secret"
+            configuration.commandTimeout = .milliseconds(300)
+            configuration.reconnectBackoff = .init(initial: .seconds(30), maximum: .seconds(30))
+            let client = try RESPClient(configuration: configuration)
+            let caller = Task { try await client.ping() }
+            try await Task.sleep(for: .milliseconds(50))
+            caller.cancel()
+            await #expect(throws: CancellationError.self) { try await caller.value }
+            await #expect(throws: RESPError.timeout(command: "AUTH")) { try await client.ping() }
+            // That one was a failure: now the pool backs off.
+            await #expect(throws: RESPError.unavailable(reason: "timeout(command: \"AUTH\")")) { try await client.ping() }
+            await client.shutdown()
+        }
+    }
 }

@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -49,6 +50,21 @@ let package = Package(
         .target(name: "JOSE", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // A strict YAML reader over libyaml: nodes with line:column marks.
         .target(name: "YAML", dependencies: ["CYAML"], swiftSettings: swiftSettings),
+
+        // The Redis client: RESP2/RESP3 over SwiftNIO, a bounded pool, TLS, scripts, pub/sub. The only module that
+        // speaks RESP, and it knows nothing of tokens; JOSE only for the script SHA-1 (OpenSSL does every digest).
+        .target(
+            name: "RESP",
+            dependencies: [
+                "JOSE",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // The gateway's domain: Fleet Engine token model, configuration, backends, cache, limits, callers.
         .target(
@@ -149,6 +165,17 @@ let package = Package(
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
+        // Against a real redis-server on an ephemeral loopback port, started by the tests.
+        .testTarget(
+            name: "RESPTests",
+            dependencies: [
+                "RESP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TokenGateCoreTests",
             dependencies: ["TokenGateCore", "JOSE", "YAML", .product(name: "Logging", package: "swift-log")],

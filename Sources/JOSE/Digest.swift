@@ -12,6 +12,18 @@ public enum Digest {
         guard result == 1, length == 32 else { throw OpenSSLError.drain("EVP_Digest(SHA-256)") }
         return output
     }
+
+    /// SHA-1 of `bytes` (20 bytes). Not for security: SHA-1 is broken for collisions. It is here because Redis names
+    /// a cached script by its SHA-1 (`EVALSHA`), and OpenSSL does every digest in this project.
+    public static func sha1(_ bytes: [UInt8]) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 20)
+        var length: UInt32 = 0
+        let result = bytes.withUnsafeBufferPointer { input in
+            EVP_Digest(input.baseAddress, input.count, &output, &length, MessageDigest.sha1.pointer, nil)
+        }
+        guard result == 1, length == 20 else { throw OpenSSLError.drain("EVP_Digest(SHA-1)") }
+        return output
+    }
 }
 
 /// Secrets compared without leaking, through timing, how much of a guess was right.

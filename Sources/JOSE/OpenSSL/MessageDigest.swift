@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-/// The SHA-2 digests the JWS algorithms use, fetched from the default provider once, at first use.
+/// The SHA-2 digests the JWS algorithms use (and SHA-1, for names that are not security: Redis script IDs), fetched from the default provider once, at first use.
 ///
 /// An explicitly fetched `EVP_MD` is immutable and reference-counted, so one instance may be shared by all threads
 /// (openssl-threads(7)); it is kept for the life of the process and never freed. Fetching per operation would
@@ -10,12 +10,13 @@ final class MessageDigest: @unchecked Sendable {
 
     private init(name: String) {
         guard let pointer = EVP_MD_fetch(nil, name, nil) else {
-            // The default provider always has SHA-2; without it nothing here could work.
+            // The default provider always has SHA-1 and SHA-2; without it nothing here could work.
             preconditionFailure("EVP_MD_fetch(\(name)) failed: \(OpenSSLError.drain("EVP_MD_fetch"))")
         }
         self.pointer = pointer
     }
 
+    static let sha1 = MessageDigest(name: "SHA1")
     static let sha256 = MessageDigest(name: "SHA256")
     static let sha384 = MessageDigest(name: "SHA384")
     static let sha512 = MessageDigest(name: "SHA512")

@@ -1,0 +1,130 @@
+import NIOCore
+import NIOTLS
+
+/// What a connection hands its channel: a command and, unless nothing answers it, where its reply goes and by when.
+struct RESPRequest: Sendable {
+    var command: RESPCommand
+    var reply: EventLoopPromise<RESPValue>?
+    var deadline: NIODeadline?
+}
+
+/// Writes commands and matches replies to them in order (the server answers a connection's commands in the order
+/// it reads them), so any number may be in flight. Runs on its channel's event loop only.
+///
+/// Values that answer no command are pushes: RESP3's `>` frames, or, on a subscriber connection, RESP2's pub/sub
+/// arrays. They go to `pushes` when the connection has one and are dropped otherwise.
+final class RESPChannelHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = RESPRequest
+    typealias OutboundOut = ByteBuffer
+
+    private struct Pending {
+        let command: String
+        let reply: EventLoopPromise<RESPValue>
+        let timer: Scheduled<Void>?
+    }
+
+    private var pending = CircularBuffer<Pending>()
+    private let processor: NIOSingleStepByteToMessageProcessor<RESPDecoder>
+    private let pushes: AsyncStream<RESPValue>.Continuation?
+    /// Succeeded when TLS is up, failed with the reason when the connection fails first; nil without TLS.
+    private let tlsEstablished: EventLoopPromise<Void>?
+    private var context: ChannelHandlerContext?
+    /// Set once the channel is going away; every pending and later command fails with it.
+    private var failure: RESPError?
+
+    init(
+        limits: RESPDecoder.Limits, pushes: AsyncStream<RESPValue>.Continuation?,
+        tlsEstablished: EventLoopPromise<Void>?
+    ) {
+        self.processor = NIOSingleStepByteToMessageProcessor(RESPDecoder(limits: limits))
+        self.pushes = pushes
+        self.tlsEstablished = tlsEstablished
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        fail(with: .connectionClosed, close: false)
+        self.context = nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let request = unwrapOutboundIn(data)
+        if let failure {
+            request.reply?.fail(failure)
+            promise?.fail(failure)
+            return
+        }
+        if let reply = request.reply {
+            let command = request.command.name
+            let timer = request.deadline.map { deadline in
+                context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+                    reply.fail(RESPError.timeout(command: command))
+                    fail(with: .connectionClosed, close: true)
+                }
+            }
+            pending.append(Pending(command: command, reply: reply, timer: timer))
+        }
+        var buffer = context.channel.allocator.buffer(capacity: 64)
+        request.command.encode(into: &buffer)
+        context.write(wrapOutboundOut(buffer), promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard failure == nil else { return }  // closing: nothing read now can be matched to a command
+        do {
+            try processor.process(buffer: unwrapInboundIn(data)) { value in deliver(value) }
+        } catch let error as RESPDecodingError {
+            fail(with: .protocolViolation(error), close: true)
+        } catch {
+            fail(with: .connectionFailed("\(error)"), close: true)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(with: .connectionClosed, close: false)
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent { tlsEstablished?.succeed() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(with: .connectionFailed("\(error)"), close: true)
+    }
+
+    private func deliver(_ value: RESPValue) {
+        if case .push = value {
+            pushes?.yield(value)
+            return
+        }
+        guard let head = pending.popFirst() else {
+            // RESP2 pub/sub messages answer no command; anything else unasked means the stream is out of step.
+            if let pushes { pushes.yield(value) } else { fail(with: .connectionFailed("a reply to no command"), close: true) }
+            return
+        }
+        head.timer?.cancel()
+        if case .error(let message) = value {
+            head.reply.fail(RESPError.server(String(buffer: message)))
+        } else {
+            head.reply.succeed(value)
+        }
+    }
+
+    /// Fails every pending command with `error` (the first failure wins) and, if asked, closes the channel first,
+    /// so that a caller woken by the failure finds the connection closed.
+    private func fail(with error: RESPError, close: Bool) {
+        if failure == nil { failure = error }
+        let failure = self.failure ?? error
+        if close { context?.close(promise: nil) }
+        while let entry = pending.popFirst() {
+            entry.timer?.cancel()
+            entry.reply.fail(failure)
+        }
+        pushes?.finish()
+        tlsEstablished?.fail(failure)  // does nothing once TLS was up
+    }
+}

@@ -1,0 +1,103 @@
+/// How to reach one Redis (or Valkey) server and how to use it: a value, built from a `redis://` or `rediss://`
+/// URL (``init(url:)``) or field by field.
+public struct RESPConfiguration: Sendable, Hashable {
+    /// RESP2 (the default, every server) or RESP3 (Redis 6 and later, negotiated with `HELLO 3`).
+    public enum ProtocolVersion: Int, Sendable, Hashable {
+        case resp2 = 2
+        case resp3 = 3
+    }
+
+    /// TLS for `rediss://`, through swift-nio-ssl; the certificate chain and the host name are always verified.
+    public struct TLS: Sendable, Hashable {
+        /// Which certificate authorities to trust.
+        public enum TrustRoots: Sendable, Hashable {
+            /// The system's trust store.
+            case system
+            /// The CA certificates (PEM) in this file, and no others.
+            case certificateFile(String)
+        }
+
+        /// Default `.system`.
+        public var trustRoots: TrustRoots
+        /// The name the server's certificate must carry; nil means the host connected to (an IP address is then
+        /// checked against the certificate's IP addresses). swift-nio-ssl also accepts a certificate that lists the
+        /// IP address connected to, whatever the name.
+        public var serverName: String?
+
+        /// TLS trusting `trustRoots`, expecting `serverName`.
+        public init(trustRoots: TrustRoots = .system, serverName: String? = nil) {
+            self.trustRoots = trustRoots
+            self.serverName = serverName
+        }
+    }
+
+    /// Growth of the wait between failed connection attempts: doubled from `initial` up to `maximum`, each wait
+    /// drawn at random from its upper half, so replicas that lost Redis together do not return in step.
+    public struct Backoff: Sendable, Hashable {
+        /// The first wait. Default 100 ms.
+        public var initial: Duration
+        /// The longest wait. Default 5 s.
+        public var maximum: Duration
+
+        /// A backoff from `initial` to `maximum`.
+        public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(5)) {
+            self.initial = initial
+            self.maximum = maximum
+        }
+    }
+
+    /// Host name or IP address.
+    public var host: String
+    /// TCP port. Default 6379.
+    public var port: Int
+    /// ACL user name; nil with a password means the `default` user (plain `AUTH password`).
+    public var username: String?
+    /// Password; nil sends no `AUTH`. Never printed.
+    public var password: String?
+    /// Database selected on every connection (`SELECT`). Default 0.
+    public var database: Int
+    /// TLS settings; nil connects in plain text.
+    public var tls: TLS?
+    /// Default `.resp2`.
+    public var protocolVersion: ProtocolVersion
+    /// Most connections the pool opens (at least 1). Default 8.
+    public var maxConnections: Int
+    /// Most callers waiting for a busy pool; more fail at once with ``RESPError/poolExhausted``. Default 256.
+    public var maxWaiters: Int
+    /// How long a caller waits for a connection from a busy pool. Default 1 s.
+    public var leaseTimeout: Duration
+    /// How long opening a TCP connection may take. Default 2 s.
+    public var connectTimeout: Duration
+    /// Deadline of a command that names none, and of each command of the handshake. Default 2 s.
+    public var commandTimeout: Duration
+    /// Waits between failed connection attempts.
+    public var reconnectBackoff: Backoff
+    /// Bounds on what the server may send.
+    public var decoderLimits: RESPDecoder.Limits
+
+    /// A configuration for `host:port` with every other setting at its default.
+    public init(host: String, port: Int = 6379) {
+        self.host = host
+        self.port = port
+        self.database = 0
+        self.protocolVersion = .resp2
+        self.maxConnections = 8
+        self.maxWaiters = 256
+        self.leaseTimeout = .seconds(1)
+        self.connectTimeout = .seconds(2)
+        self.commandTimeout = .seconds(2)
+        self.reconnectBackoff = Backoff()
+        self.decoderLimits = RESPDecoder.Limits()
+    }
+}
+
+extension RESPConfiguration: CustomStringConvertible {
+    /// The URL form with the password redacted, for logs.
+    public var description: String {
+        let scheme = tls == nil ? "redis" : "rediss"
+        let user = username ?? ""
+        let credentials = password == nil ? (user.isEmpty ? "" : "\(user)@") : "\(user):<redacted>@"
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(credentials)\(hostPart):\(port)/\(database)"
+    }
+}

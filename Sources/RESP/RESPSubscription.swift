@@ -1,0 +1,42 @@
+public import NIOCore
+
+/// A message published to a channel this client subscribed to.
+public struct RESPMessage: Sendable, Hashable {
+    /// The channel it was published to.
+    public let channel: String
+    /// What was published.
+    public let payload: ByteBuffer
+
+    /// A message as received (or, in a test, as expected).
+    public init(channel: String, payload: ByteBuffer) {
+        self.channel = channel
+        self.payload = payload
+    }
+}
+
+/// The messages of a subscription, in the order the server sent them, while ``RESPClient/subscribe(to:bufferSize:_:)``
+/// runs its body. Messages published while the connection is being re-established are lost (pub/sub keeps
+/// nothing), and when the body reads more slowly than messages arrive the oldest unread ones are dropped.
+public struct RESPSubscription: AsyncSequence, Sendable {
+    public typealias Element = RESPMessage
+    let messages: AsyncStream<RESPMessage>
+
+    /// An iterator over the messages; it ends when the subscription does.
+    public func makeAsyncIterator() -> AsyncStream<RESPMessage>.Iterator { messages.makeAsyncIterator() }
+}
+
+/// A pub/sub frame: `[kind, channel, payload-or-count]`, from a RESP3 push or a RESP2 array.
+struct PubSubFrame {
+    let kind: String
+    let channel: String
+    let payload: RESPValue
+
+    init?(_ value: RESPValue) {
+        guard let elements = value.elements, elements.count == 3, let kind = elements[0].string,
+            let channel = elements[1].string
+        else { return nil }
+        self.kind = kind.lowercased()
+        self.channel = channel
+        self.payload = elements[2]
+    }
+}

@@ -1,0 +1,125 @@
+import NIOCore
+import RESP
+import Testing
+
+/// One connection against a real server: pipelining, deadlines, error replies, RESP2 and RESP3 values.
+@Suite struct ConnectionTests {
+    @Test func aThousandConcurrentCommandsOnOneConnectionEachGetTheirOwnReply() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                try await client.withConnection { connection async throws in
+                    try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                        for index in 0..<1000 {
+                            group.addTask { (index, try await connection.send(["ECHO", "reply-\(index)"]).string) }
+                        }
+                        var seen = 0
+                        for try await (index, reply) in group {
+                            #expect(reply == "reply-\(index)")
+                            seen += 1
+                        }
+                        #expect(seen == 1000)
+                    }
+                    #expect(try await RedisServer.clientCount(connection) == 1)
+                }
+            }
+        }
+    }
+
+    @Test func anErrorReplyIsATypedServerError() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                try await client.set("text", to: "not a number")
+                await #expect(throws: RESPError.server("ERR value is not an integer or out of range")) {
+                    try await client.send(["INCR", "text"])
+                }
+                let error = await #expect(throws: RESPError.self) { try await client.send(["NOSUCHCOMMAND"]) }
+                #expect(error?.serverCode == "ERR")
+                #expect(try await client.ping() == "PONG")  // the connection is still in step
+            }
+        }
+    }
+
+    /// A command that outlives its deadline fails promptly with a timeout; its connection is closed (a late reply
+    /// would answer the next command), and the pool goes on with a new one.
+    @Test func aCommandPastItsDeadlineTimesOutAndThePoolRecovers() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({ $0.maxConnections = 1 }) { client async throws in
+                let clock = ContinuousClock()
+                let started = clock.now
+                await #expect(throws: RESPError.timeout(command: "DEBUG")) {
+                    try await client.send(["DEBUG", "SLEEP", "1"], deadline: .milliseconds(100))
+                }
+                #expect(clock.now - started < .milliseconds(900))
+                // The server is still asleep for a while; the next command waits for it on a fresh connection.
+                #expect(try await client.ping(deadline: .seconds(5)) == "PONG")
+            }
+        }
+    }
+
+    @Test func aTimeoutFailsTheOtherCommandsInFlightOnThatConnection() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                try await client.withConnection { connection async throws in
+                    let slow = Task { try await connection.send(["DEBUG", "SLEEP", "0.5"], deadline: .seconds(5)) }
+                    try await Task.sleep(for: .milliseconds(100))  // the slow command goes first
+                    await #expect(throws: RESPError.timeout(command: "PING")) {
+                        try await connection.send(["PING"], deadline: .milliseconds(100))
+                    }
+                    await #expect(throws: RESPError.connectionClosed) { try await slow.value }
+                    #expect(!connection.isActive)
+                }
+            }
+        }
+    }
+
+    @Test func resp2NullsAndNumbers() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                #expect(try await client.send(["GET", "missing"]) == .bulkString(nil))
+                #expect(try await client.send(["INCRBY", "n", "-5"]) == .integer(-5))
+                #expect(try await client.get("missing") == nil)
+                #expect(try await client.send(["RPUSH", "list", "a", "b"]) == .integer(2))
+                #expect(try await client.send(["LRANGE", "list", "0", "-1"]) == .array(["a", "b"]))
+            }
+        }
+    }
+
+    /// With HELLO 3 the server sends RESP3's own types; `DEBUG PROTOCOL` makes it send each of them.
+    @Test func resp3TypesFromTheServer() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({ $0.protocolVersion = .resp3 }) { client async throws in
+                #expect(try await client.send(["GET", "missing"]) == .null)
+                try await client.send(["HSET", "h", "f1", "v1", "f2", "v2"])
+                #expect(try await client.send(["HGETALL", "h"]) == .map(["f1": "v1", "f2": "v2"]))
+                try await client.send(["SADD", "s", "a", "b", "a"])
+                #expect(try await client.send(["SMEMBERS", "s"]) == .set(["a", "b"]))
+                try await client.send(["ZADD", "z", "1.5", "m"])
+                #expect(try await client.send(["ZSCORE", "z", "m"]) == .double(1.5))
+                #expect(try await client.send(["DEBUG", "PROTOCOL", "true"]) == .boolean(true))
+                #expect(try await client.send(["DEBUG", "PROTOCOL", "false"]) == .boolean(false))
+                #expect(try await client.send(["DEBUG", "PROTOCOL", "null"]) == .null)
+                #expect(
+                    try await client.send(["DEBUG", "PROTOCOL", "bignum"])
+                        == .bigNumber("1234567999999999999999999999999999999"))
+                let verbatim = try await client.send(["DEBUG", "PROTOCOL", "verbatim"])
+                #expect(verbatim == .verbatimString(format: "txt", text: ByteBuffer(string: "This is a verbatim\nstring")))
+                // An attribute is skipped; the value it describes is the reply.
+                #expect(try await client.send(["DEBUG", "PROTOCOL", "attrib"]).string == "Some real reply following the attribute")
+                let hello = try await client.send(["HELLO", "3"])
+                guard case .map(let fields) = hello else { Issue.record("HELLO is not a map: \(hello)"); return }
+                #expect(fields["proto"] == .integer(3))
+            }
+        }
+    }
+
+    @Test func theConfiguredDatabaseIsSelected() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({ $0.database = 3 }) { client async throws in
+                try await client.set("where", to: "db3")
+                let info = try await client.send(["CLIENT", "INFO"]).string ?? ""
+                #expect(info.contains(" db=3 "))
+            }
+            try await server.withClient { client async throws in #expect(try await client.get("where") == nil) }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import NIOCore
+import RESP
+import Testing
+
+/// The typed commands, with `SET NX PX` as the gateway's locks use it.
+@Suite struct LockCommandTests {
+    @Test func setNXSucceedsOnlyForTheFirstOwner() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                #expect(try await client.set("lock:trip", to: "owner-a", onlyIfAbsent: true, expiresIn: .seconds(10)))
+                #expect(try await !client.set("lock:trip", to: "owner-b", onlyIfAbsent: true, expiresIn: .seconds(10)))
+                #expect(try await client.get("lock:trip") == ByteBuffer(string: "owner-a"))
+                let ttl = try #require(try await client.send(["PTTL", "lock:trip"]).integer)
+                #expect(ttl > 9_000 && ttl <= 10_000)
+            }
+        }
+    }
+
+    @Test func aLockExpiresAfterItsPXSoTheNextOwnerGetsIt() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                #expect(try await client.set("lock:trip", to: "a", onlyIfAbsent: true, expiresIn: .milliseconds(50)))
+                var acquired = false
+                for _ in 0..<50 where !acquired {
+                    try await Task.sleep(for: .milliseconds(20))
+                    acquired = try await client.set("lock:trip", to: "b", onlyIfAbsent: true, expiresIn: .seconds(1))
+                }
+                #expect(acquired)
+                #expect(try await client.get("lock:trip") == ByteBuffer(string: "b"))
+            }
+        }
+    }
+
+    /// Of many concurrent contenders, exactly one gets the lock.
+    @Test func exactlyOneOfManyConcurrentContendersWins() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for index in 0..<50 {
+                        group.addTask {
+                            try await client.set("lock:x", to: "owner-\(index)", onlyIfAbsent: true, expiresIn: .seconds(5))
+                        }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(winners == 1)
+            }
+        }
+    }
+
+    @Test func plainSetGetDeleteAndBinaryValues() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                let binary = ByteBuffer(bytes: [0, 13, 10, 255])
+                #expect(try await client.set("k", to: binary))
+                #expect(try await client.get("k") == binary)
+                #expect(try await client.set("k", to: "overwritten"))
+                #expect(try await client.delete(["k", "absent"]) == 1)
+                #expect(try await client.get("k") == nil)
+                #expect(try await client.ping() == "PONG")
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import NIOCore
+import RESP
+import Testing
+
+/// The pool: bounded connections and waiters, reconnection after the server goes away, a clean shutdown.
+@Suite struct PoolTests {
+    @Test func concurrentCommandsNeverOpenMoreThanTheMaximum() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({ $0.maxConnections = 3 }) { client async throws in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<200 { group.addTask { try await client.set("key-\(index)", to: "\(index)") } }
+                    try await group.waitForAll()
+                }
+                // The pool's connections, and none of them asking: counted from a connection of its own.
+                try await server.withClient { observer async throws in
+                    #expect(try await RedisServer.clientCount(observer) <= 3 + 1)
+                }
+                #expect(try await client.get("key-199") == ByteBuffer(string: "199"))
+            }
+        }
+    }
+
+    @Test func aCallerWaitsForABusyPoolAtMostTheLeaseTimeout() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({
+                $0.maxConnections = 1
+                $0.leaseTimeout = .milliseconds(100)
+            }) { client async throws in
+                try await client.withConnection { _ async throws in  // holds the only connection
+                    let clock = ContinuousClock()
+                    let started = clock.now
+                    await #expect(throws: RESPError.poolExhausted) { try await client.ping() }
+                    #expect(clock.now - started < .milliseconds(400))
+                }
+                #expect(try await client.ping() == "PONG")
+            }
+        }
+    }
+
+    @Test func aWaitingCallerGetsTheConnectionWhenItComesBack() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({
+                $0.maxConnections = 1
+                $0.leaseTimeout = .seconds(5)
+            }) { client async throws in
+                let (firstID, waiter) = try await client.withConnection { held async throws in
+                    let waiter = Task { try await client.send(["CLIENT", "ID"]).integer }
+                    try await Task.sleep(for: .milliseconds(100))
+                    return (try await held.send(["CLIENT", "ID"]).integer, waiter)
+                }
+                #expect(try await waiter.value == firstID)  // the same connection, handed over
+            }
+        }
+    }
+
+    @Test func tooManyWaitersFailAtOnce() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({
+                $0.maxConnections = 1
+                $0.maxWaiters = 0
+            }) { client async throws in
+                try await client.withConnection { _ async throws in
+                    await #expect(throws: RESPError.poolExhausted) { try await client.ping() }
+                }
+            }
+        }
+    }
+
+    /// The server stops mid-run: commands fail with a clear error and fast; after it starts again on the same port
+    /// the pool reconnects (after its backoff) and commands succeed.
+    @Test func afterTheServerRestartsThePoolReconnects() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({ $0.reconnectBackoff = .init(initial: .milliseconds(50), maximum: .milliseconds(400)) }) { client async throws in
+                try await client.set("before", to: "1")
+                await server.stop()
+                var backedOff = false
+                for _ in 0..<3 {
+                    do {
+                        try await client.ping()
+                        Issue.record("a command succeeded with the server stopped")
+                    } catch let error as RESPError {
+                        switch error {
+                        case .unavailable: backedOff = true
+                        case .connectionClosed, .connectionFailed: break
+                        default: Issue.record("unexpected error \(error)")
+                        }
+                    }
+                }
+                #expect(backedOff, "a refused connection makes the pool report the server unavailable")
+                let clock = ContinuousClock()
+                try await server.start()
+                let restarted = clock.now
+                var recovered = false
+                for _ in 0..<100 where !recovered {
+                    recovered = (try? await client.ping()) == "PONG"
+                    if !recovered { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(recovered)
+                #expect(clock.now - restarted < .seconds(2))
+                #expect(try await client.get("before") == nil)  // a fresh server: nothing persisted
+            }
+        }
+    }
+
+    /// `CLIENT KILL` closes the pool's idle connections under it; the next command opens a new one.
+    @Test func aKilledIdleConnectionIsReplaced() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({ $0.maxConnections = 1 }) { client async throws in
+                let firstID = try await client.send(["CLIENT", "ID"]).integer
+                try await server.withClient { admin async throws in
+                    try await admin.send(["CLIENT", "KILL", "ID", String(try #require(firstID))])
+                }
+                var reply: Int64?
+                for _ in 0..<50 where reply == nil {
+                    reply = try? await client.send(["CLIENT", "ID"]).integer
+                    if reply == nil { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(reply != nil)
+                #expect(reply != firstID)
+            }
+        }
+    }
+
+    @Test func shutdownClosesEveryConnectionAndRefusesCommands() async throws {
+        try await RedisServer.with { server async throws in
+            let client = try RESPClient(configuration: server.configuration { $0.maxConnections = 4 })
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 { group.addTask { _ = try await client.send(["DEBUG", "SLEEP", "0.05"]) } }
+                try await group.waitForAll()
+            }
+            await client.shutdown()
+            await #expect(throws: RESPError.shutdown) { try await client.ping() }
+            try await server.withClient { observer async throws in
+                var count = Int.max
+                for _ in 0..<50 where count > 1 {
+                    count = try await RedisServer.clientCount(observer)
+                    if count > 1 { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(count == 1)
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import NIOCore
+import RESP
+import Testing
+
+/// Pub/sub on a dedicated connection: messages arrive, cancellation unsubscribes, a dropped connection resubscribes.
+@Suite struct PubSubTests {
+    @Test(arguments: [RESPConfiguration.ProtocolVersion.resp2, .resp3])
+    func aPublishedMessageArrives(version: RESPConfiguration.ProtocolVersion) async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient({ $0.protocolVersion = version }) { client async throws in
+                let received = try await client.subscribe(to: ["minted:a", "minted:b"]) { messages async throws in
+                    #expect(try await client.publish("token-ready", to: "minted:b") == 1)
+                    var iterator = messages.makeAsyncIterator()
+                    return await iterator.next()
+                }
+                #expect(received == RESPMessage(channel: "minted:b", payload: ByteBuffer(string: "token-ready")))
+            }
+        }
+    }
+
+    @Test func endingTheSubscriptionUnsubscribes() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                try await client.subscribe(to: ["events"]) { _ async throws in
+                    #expect(try await Self.subscribers(of: "events", on: client) == 1)
+                }
+                #expect(try await Self.eventuallyNoSubscribers(of: "events", on: client))
+            }
+        }
+    }
+
+    @Test func cancellingTheSubscribingTaskUnsubscribes() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                let (subscribed, signal) = AsyncStream.makeStream(of: Void.self)
+                let listener = Task {
+                    try await client.subscribe(to: ["events"]) { messages async throws in
+                        signal.yield()
+                        for await _ in messages {}
+                    }
+                }
+                for await _ in subscribed { break }
+                #expect(try await Self.subscribers(of: "events", on: client) == 1)
+                listener.cancel()
+                _ = await listener.result
+                #expect(try await Self.eventuallyNoSubscribers(of: "events", on: client))
+            }
+        }
+    }
+
+    /// The server drops the subscriber connection (`CLIENT KILL TYPE pubsub`); the client reconnects and
+    /// subscribes again, so later messages still arrive.
+    @Test func aDroppedSubscriberConnectionResubscribes() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                try await client.subscribe(to: ["events"]) { messages async throws in
+                    try await client.send(["CLIENT", "KILL", "TYPE", "pubsub"])
+                    var iterator = messages.makeAsyncIterator()
+                    // Published until a subscriber hears it: messages sent while reconnecting are lost, as in pub/sub.
+                    for attempt in 0..<100 {
+                        if try await client.publish("after-\(attempt)", to: "events") == 1 { break }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    let message = await iterator.next()
+                    #expect(message?.channel == "events")
+                    #expect(message.map { String(buffer: $0.payload).hasPrefix("after-") } == true)
+                }
+            }
+        }
+    }
+
+    @Test func aFirstSubscriptionThatCannotConnectThrows() async throws {
+        let port = try RedisServer.freeLoopbackPort()
+        let client = try RESPClient(configuration: RESPConfiguration(host: "127.0.0.1", port: port))
+        await #expect(throws: (any Error).self) {
+            try await client.subscribe(to: ["events"]) { _ in Issue.record("the body ran without a subscription") }
+        }
+        await client.shutdown()
+    }
+
+    /// Whether the channel's subscriber count drops to 0 within a second: the server handles the unsubscribe and
+    /// close in its own time, after our connection is gone.
+    static func eventuallyNoSubscribers(of channel: String, on client: RESPClient) async throws -> Bool {
+        for _ in 0..<50 {
+            if try await subscribers(of: channel, on: client) == 0 { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    static func subscribers(of channel: String, on client: RESPClient) async throws -> Int64? {
+        try await client.send(["PUBSUB", "NUMSUB", channel]).elements?.last?.integer
+    }
+}

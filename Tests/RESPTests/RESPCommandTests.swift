@@ -1,0 +1,31 @@
+import NIOCore
+import RESP
+import Testing
+
+@Suite struct RESPCommandTests {
+    @Test func aCommandIsAnArrayOfBulkStrings() {
+        var buffer = ByteBuffer()
+        RESPCommand(["SET", "key", "v\r\nä"]).encode(into: &buffer)
+        #expect(String(buffer: buffer) == "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nv\r\nä\r\n")
+    }
+
+    @Test func emptyAndBinaryArgumentsKeepTheirExactLength() {
+        var buffer = ByteBuffer()
+        RESPCommand([ByteBuffer(string: "ECHO"), ByteBuffer(), ByteBuffer(bytes: [0, 255])]).encode(into: &buffer)
+        #expect(Array(buffer.readableBytesView) == Array("*3\r\n$4\r\nECHO\r\n$0\r\n\r\n$2\r\n".utf8) + [0, 255, 13, 10])
+    }
+
+    /// The name goes into errors and logs; the arguments (a password in AUTH) never do.
+    @Test func theNameIsUpperCasedAndArgumentsStayOut() {
+        #expect(RESPCommand(["auth", "user", "secret"]).name == "AUTH")
+    }
+
+    /// The encoder's output is what the decoder reads back as an array of bulk strings.
+    @Test func anEncodedCommandDecodesAsTheSameArguments() throws {
+        var buffer = ByteBuffer()
+        RESPCommand(["HELLO", "3", "AUTH", "alice", "p@ss"]).encode(into: &buffer)
+        var decoder = RESPDecoder()
+        let value = try #require(try decoder.decode(buffer: &buffer))
+        #expect(value.elements?.compactMap(\.string) == ["HELLO", "3", "AUTH", "alice", "p@ss"])
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Synchronization
+
+/// A failure of the test harness itself (no redis-server, a server that never came up), never of the code under test.
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A real `redis-server` on 127.0.0.1 and a free port, started for one test and stopped after it, even when the
+/// test throws. It can be stopped and started again on the same port, as a server restart.
+final class RedisServer: Sendable {
+    /// What the server is started with, beyond the defaults (no persistence, loopback only).
+    struct Options: Sendable {
+        /// `requirepass`: the default user's password.
+        var password: String?
+        /// ACL users, each with every permission: `(name, password)`.
+        var users: [(name: String, password: String)] = []
+        /// Serve TLS only, with this material.
+        var tls: TestCertificates?
+    }
+
+    let port: Int
+    let options: Options
+    let directory: TemporaryFiles
+    private let process: Mutex<Process?>
+
+    private init(port: Int, options: Options, directory: TemporaryFiles) {
+        self.port = port
+        self.options = options
+        self.directory = directory
+        self.process = Mutex(nil)
+    }
+
+    /// Starts a server, runs `body`, stops the server whatever happens.
+    @discardableResult
+    static func with<Result>(
+        _ options: Options = Options(), _ body: (RedisServer) async throws -> Result
+    ) async throws -> Result {
+        let directory = try TemporaryFiles()
+        defer { directory.remove() }
+        var lastError: (any Error)?
+        // A free port may be taken between our check and the server's bind: try a few.
+        for _ in 0..<5 {
+            let server = RedisServer(port: try freeLoopbackPort(), options: options, directory: directory)
+            do {
+                try await server.start()
+            } catch {
+                lastError = error
+                continue
+            }
+            do {
+                let result = try await body(server)
+                await server.stop()
+                return result
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
+        throw lastError ?? HarnessError("redis-server did not start")
+    }
+
+    /// Starts (or restarts) the server on its port and waits until it accepts connections.
+    func start() async throws {
+        let logFile = "\(directory.path)/redis-\(UUID().uuidString).log"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.executable())
+        process.arguments = arguments(logFile: logFile)
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process.withLock { $0 = process }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while clock.now < deadline {
+            let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+            if log.contains("Ready to accept connections") { return }
+            if !process.isRunning {
+                throw HarnessError("redis-server exited \(process.terminationStatus) on port \(port):\n\(log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await stop()
+        throw HarnessError("redis-server did not accept connections on port \(port) within 10 s")
+    }
+
+    /// Sends SIGTERM and waits for the process to end (SIGKILL after 5 s).
+    func stop() async {
+        guard let process = self.process.withLock({ current in defer { current = nil }; return current }) else { return }
+        guard process.isRunning else { return }
+        process.terminate()
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while process.isRunning, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    private func arguments(logFile: String) -> [String] {
+        var arguments = [
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", logFile,
+            "--dir", directory.path, "--enable-debug-command", "local",
+        ]
+        if let tls = options.tls {
+            arguments += [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", tls.serverCertificate, "--tls-key-file",
+                tls.serverKey, "--tls-ca-cert-file", tls.caCertificate, "--tls-auth-clients", "no",
+            ]
+        } else {
+            arguments += ["--port", String(port)]
+        }
+        if let password = options.password { arguments += ["--requirepass", password] }
+        for user in options.users { arguments += ["--user", user.name, "on", ">\(user.password)", "~*", "&*", "+@all"] }
+        return arguments
+    }
+
+    /// `redis-server` on PATH; a missing binary fails the test and says how to install it.
+    static func executable() throws -> String {
+        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in searchPath.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/redis-server") {
+            return "\(directory)/redis-server"
+        }
+        throw HarnessError("redis-server is not on PATH: apt-get install -y redis-server (scripts/test does it)")
+    }
+
+    /// Whether this redis-server was built with TLS: its TLS settings exist only then (`USE_OPENSSL`).
+    static let supportsTLS: Bool = {
+        guard let path = try? executable(), let binary = FileManager.default.contents(atPath: path) else { return false }
+        return binary.range(of: Data("tls-cert-file".utf8)) != nil
+    }()
+
+    /// A port nobody listens on now: bind 127.0.0.1:0, read the port, close.
+    static func freeLoopbackPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw HarnessError("socket() failed: \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw HarnessError("bind(127.0.0.1:0) failed: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -28,7 +28,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // The app-side client (Client/), a package of its own with no dependencies so apps don't pull the server's
         // graph; used here by the integration tests only. Its identity is the folder name, `Client`.
         .package(path: "Client"),

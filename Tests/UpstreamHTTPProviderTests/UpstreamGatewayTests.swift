@@ -154,6 +154,21 @@ import UpstreamHTTPProvider
             }
         }
     }
+
+    /// A retried upstream call is counted per provider on the admin listener's `/metrics`.
+    @Test func upstreamRetriesAreCounted() async throws {
+        try await UpstreamFixture.run { fixture in
+            fixture.upstream.script("/token", [.json(#"{"error":"busy"}"#, status: 503), fixture.tokenResponse(try fixture.token())])
+            try await Self.withGateway(fixture, clock: ManualClock(wallSeconds: UpstreamFixture.now)) { gateway in
+                try await Self.waitForKeys(gateway)
+                let response = try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=\(UpstreamFixture.trip.id!.rawValue)", bearer: Self.apiKey)
+                #expect(response.status == 200, "\(response.text)")
+                let metrics = try await gateway.metrics()
+                #expect(metrics.contains(#"tokengate_upstream_retries_total{provider="acme-rides"} 1"#), "\(metrics)")
+                #expect(metrics.contains(#"tokengate_backend_calls_total{provider="acme-rides",token_type="consumer"} 1"#))
+            }
+        }
+    }
 }
 
 extension GatewayResponse {

@@ -127,6 +127,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            exclude: ["OpenAPI/openapi.json"],
             swiftSettings: swiftSettings
         ),
 

@@ -1,6 +1,7 @@
 public import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import Foundation
 import NIOCore
 import NIOHTTP1
 public import Logging
@@ -72,5 +73,31 @@ public enum GatewayApplication {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? admin.port) },
             logger: logger
         )
+    }
+}
+
+/// A path a listener answers, in OpenAPI's syntax (`{providerId}`), with its methods: what the routers serve, for
+/// checking the OpenAPI document against them.
+public struct RouteDescription: Sendable, Hashable {
+    /// The path, `{name}` for a parameter.
+    public let path: String
+    /// The methods it answers, upper case.
+    public let methods: Set<String>
+}
+
+extension GatewayApplication {
+    /// What the public listener routes.
+    public static var publicRoutes: [RouteDescription] { describe(TokenRoutes.table) }
+
+    /// What the admin listener routes.
+    public static var adminRoutes: [RouteDescription] { describe(AdminRoutes.table) }
+
+    private static func describe(_ table: RouteTable) -> [RouteDescription] {
+        table.routes.map { route in
+            let path = route.path.split(separator: "/", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+            let methods = Set(route.allow.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            return RouteDescription(path: path, methods: methods)
+        }
     }
 }

@@ -14,9 +14,12 @@ struct RouteTable: Sendable {
         var allow: String
     }
 
+    /// Every route, as given.
+    let routes: [Route]
     private let responder: RouterResponder<TokenGateRequestContext>
 
     init(_ routes: [Route]) {
+        self.routes = routes
         let router = Router(context: TokenGateRequestContext.self)
         for route in routes {
             let allow = route.allow

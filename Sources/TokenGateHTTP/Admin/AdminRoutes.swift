@@ -12,7 +12,10 @@ struct AdminRoutes: Sendable {
         .init(path: "/metrics", allow: "GET"),
         .init(path: "/healthz", allow: "GET"),
         .init(path: "/readyz", allow: "GET"),
+        .init(path: "/openapi.json", allow: "GET"),
     ])
+
+    static let openAPIBody = ByteBuffer(bytes: OpenAPIDocument.bytes)
 
     func register(on router: Router<TokenGateRequestContext>) {
         router.get("/metrics") { _, _ in
@@ -26,6 +29,9 @@ struct AdminRoutes: Sendable {
         }
         router.get("/readyz") { _, _ in
             TokenRoutes.readiness(of: service)
+        }
+        router.get("/openapi.json") { _, _ in
+            TokenRoutes.json(Self.openAPIBody, status: .ok, cacheControl: "no-cache")
         }
     }
 }

@@ -1,0 +1,357 @@
+import Foundation
+import HTTPTypes
+public import JOSE
+import TokenGateCore
+
+/// The HTTP contract of the public and the admin listener, as an OpenAPI 3.1 document: every route, parameter,
+/// response body and error code, with examples. Served at `/openapi.json` on the admin listener; a copy is
+/// checked in beside this file (`openapi.json`), and a test keeps both, and the routers, in agreement.
+///
+/// Written by hand per operation (so a test comparing it with the routers means something), with the lists that
+/// must not drift taken from the code: token types from `TokenType`, error codes and their statuses from
+/// `TokenGateError`.
+public enum OpenAPIDocument {
+    /// The document.
+    public static var json: JSONValue {
+        .object([
+            "openapi": "3.1.0",
+            "info": .object([
+                "title": "TokenGate",
+                "version": "1",
+                "description": """
+                    Short-lived Google Fleet Engine tokens for rider, driver and delivery apps, per trip or vehicle, \
+                    for many tenants (providers). The public listener serves tokens, JWKS and health; the admin \
+                    listener (loopback by default) serves metrics, health and this document.
+                    """,
+            ]),
+            "servers": [.object(["url": "http://127.0.0.1:8080", "description": "the public listener (server.host, server.port)"])],
+            "tags": [
+                .object(["name": "tokens", "description": "Fleet Engine tokens and the keys that verify them"]),
+                .object(["name": "health", "description": "liveness and readiness"]),
+                .object(["name": "admin", "description": "the admin listener only (server.admin)"]),
+            ],
+            "paths": .object(paths),
+            "components": .object([
+                "securitySchemes": .object([
+                    "bearer": .object([
+                        "type": "http", "scheme": "bearer",
+                        "description": "An API key of a trusted backend, or the app user's session JWT from the tenant's identity provider.",
+                    ])
+                ]),
+                "schemas": .object(schemas),
+            ]),
+        ])
+    }
+
+    /// The document as bytes.
+    public static var bytes: [UInt8] { JSON.serialize(json) }
+
+    static let adminServers: JSONValue = [.object(["url": "http://127.0.0.1:9464", "description": "the admin listener (server.admin)"])]
+
+    static var paths: JSONObject {
+        [
+            "/v1/providers/{providerId}/tokens/{tokenType}": .object([
+                "parameters": [providerID, tokenTypeParameter],
+                "get": .object([
+                    "operationId": "getToken",
+                    "tags": ["tokens"],
+                    "summary": "A token for one context",
+                    "description": """
+                        A verified token for the context the query names: `tripId` (consumer), `vehicleId` (driver), \
+                        `deliveryVehicleId` (delivery-driver), `trackingId` or `taskId` (delivery-consumer), none (server). \
+                        A provider with a `response:` mapping answers 200 in the shape its apps already parse instead.
+                        """,
+                    "security": [.object(["bearer": []])],
+                    "parameters": .array(["tripId", "vehicleId", "deliveryVehicleId", "trackingId", "taskId"].map(contextParameter)),
+                    "responses": responses(
+                        .token,
+                        [
+                            "200": .object([
+                                "description": "The token, verified by the gateway before it was cached or handed out.",
+                                "headers": .object(["Cache-Control": noStore, "X-Request-ID": requestIDHeader]),
+                                "content": json(schema: "Token", example: tokenExample),
+                            ])
+                        ]),
+                ]),
+                "options": .object([
+                    "operationId": "preflightToken",
+                    "tags": ["tokens"],
+                    "summary": "CORS preflight (or the allowed methods)",
+                    "description": "Without `Origin` and `Access-Control-Request-Method` it is no preflight: 204 with `Allow` for any provider ID and type.",
+                    "parameters": [
+                        .object(["name": "providerId", "in": "path", "required": true, "schema": .object(["type": "string"])]),
+                        .object(["name": "tokenType", "in": "path", "required": true, "schema": .object(["type": "string"])]),
+                        .object(["name": "Origin", "in": "header", "required": false, "schema": .object(["type": "string"])]),
+                        .object([
+                            "name": "Access-Control-Request-Method", "in": "header", "required": false,
+                            "schema": .object(["type": "string"]),
+                        ]),
+                    ],
+                    "responses": responses(
+                        .preflight, ["204": .object(["description": "Allowed: the CORS headers, or `Allow: GET, OPTIONS` when no preflight."])]),
+                ]),
+            ]),
+            "/v1/providers/{providerId}/jwks.json": .object([
+                "parameters": [providerID],
+                "get": .object([
+                    "operationId": "getJWKS",
+                    "tags": ["tokens"],
+                    "summary": "The public keys of the provider's signers",
+                    "responses": responses(
+                        .jwks, ["200": .object(["description": "A JWKS (RFC 7517), public keys only.", "content": json(schema: "JWKS", example: jwksExample)])]),
+                ]),
+            ]),
+            "/healthz": .object(["get": health]),
+            "/readyz": .object(["get": readiness]),
+            "/metrics": .object([
+                "get": .object([
+                    "operationId": "getMetrics",
+                    "tags": ["admin"],
+                    "servers": adminServers,
+                    "summary": "Prometheus metrics (text format 0.0.4)",
+                    "responses": responses(
+                        .admin,
+                        [
+                            "200": .object([
+                                "description": "Every metric; the README lists them with their meaning.",
+                                "content": .object([
+                                    "text/plain": .object([
+                                        "schema": .object(["type": "string"]),
+                                        "example": "tokengate_tokens_served_total{provider=\"acme-rides\",token_type=\"consumer\",cache=\"hit\"} 42\n",
+                                    ])
+                                ]),
+                            ])
+                        ]),
+                ])
+            ]),
+            "/openapi.json": .object([
+                "get": .object([
+                    "operationId": "getOpenAPI",
+                    "tags": ["admin"],
+                    "servers": adminServers,
+                    "summary": "This document",
+                    "responses": responses(
+                        .admin,
+                        [
+                            "200": .object([
+                                "description": "OpenAPI 3.1",
+                                "content": .object(["application/json": .object(["schema": .object(["type": "object"])])]),
+                            ])
+                        ]),
+                ])
+            ]),
+        ]
+    }
+
+    static var health: JSONValue {
+        .object([
+            "operationId": "getHealth",
+            "tags": ["health"],
+            "summary": "Liveness: 200 while the process serves HTTP (also on the admin listener)",
+            "responses": responses(
+                .admin, ["200": .object(["description": "Alive.", "content": json(schema: "Health", example: .object(["status": "ok"]))])]),
+        ])
+    }
+
+    static var readiness: JSONValue {
+        .object([
+            "operationId": "getReadiness",
+            "tags": ["health"],
+            "summary": "Readiness: 200 when every provider can serve, else 503 (also on the admin listener)",
+            "responses": responses(
+                .admin,
+                [
+                    "200": .object(["description": "Every provider can serve.", "content": json(schema: "Readiness", example: readinessExample)]),
+                    "503": .object(["description": "A provider cannot serve yet.", "content": json(schema: "Readiness", example: nil)]),
+                ]),
+        ])
+    }
+
+    // MARK: Parameters
+
+    static let providerID: JSONValue = .object([
+        "name": "providerId", "in": "path", "required": true,
+        "description": "The tenant's Google Cloud project ID.",
+        "schema": .object(["type": "string", "pattern": "^[a-z][a-z0-9-]{4,28}[a-z0-9]$"]),
+        "example": "acme-rides",
+    ])
+
+    static var tokenTypeParameter: JSONValue {
+        .object([
+            "name": "tokenType", "in": "path", "required": true,
+            "schema": .object(["type": "string", "enum": .array(TokenType.allCases.map { .string($0.rawValue) })]),
+            "example": "consumer",
+        ])
+    }
+
+    static func contextParameter(_ name: String) -> JSONValue {
+        .object([
+            "name": .string(name), "in": "query", "required": false,
+            "description": .string("A context ID: 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + = (never `*`)."),
+            "schema": .object(["type": "string", "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}$")]),
+        ])
+    }
+
+    static let noStore: JSONValue = .object(["schema": .object(["type": "string", "const": "no-store"])])
+    static let requestIDHeader: JSONValue = .object([
+        "description": "The request's ID: its own when well-formed, else one the gateway made.",
+        "schema": .object(["type": "string"]),
+    ])
+
+    // MARK: Errors
+
+    /// The `responses` object: `success` and then the route's error responses.
+    static func responses(_ route: Route, _ success: KeyValuePairs<String, JSONValue>) -> JSONValue {
+        var responses = JSONObject(success)
+        for (status, response) in errorResponses(for: route) { responses[status] = response }
+        return .object(responses)
+    }
+
+    /// Which operation's errors: each route can answer a different subset of the codes.
+    enum Route {
+        case token, preflight, jwks, admin
+    }
+
+    /// The error responses of `route`, grouped by status, every code listed with its fixed message. Derived from
+    /// `TokenGateError.Code.allCases` and the one status mapping, never a copy of either.
+    static func errorResponses(for route: Route) -> JSONObject {
+        let codes: [TokenGateError.Code]
+        let everywhere: [TokenGateError.Code] = [.badRequest, .requestHeaderFieldsTooLarge, .methodNotAllowed, .internalError]
+        switch route {
+        case .token:
+            codes = TokenGateError.Code.allCases.filter { ![.notFound, .originNotAllowed].contains($0) }
+        case .preflight:
+            codes = [.originNotAllowed] + everywhere
+        case .jwks:
+            codes = [.unknownProvider, .backendUnavailable] + everywhere
+        case .admin:
+            codes = everywhere
+        }
+        var byStatus: [Int: [TokenGateError.Code]] = [:]
+        for code in codes { byStatus[Int(TokenGateError(code, "").status.code), default: []].append(code) }
+        var responses = JSONObject()
+        for (status, codes) in byStatus.sorted(by: { $0.key < $1.key }) {
+            var headers: JSONObject = ["X-Request-ID": requestIDHeader]
+            if codes.contains(.unauthenticated) {
+                headers["WWW-Authenticate"] = .object(["schema": .object(["type": "string", "const": #"Bearer realm="tokengate""#])])
+            }
+            if codes.contains(.rateLimited) {
+                headers["Retry-After"] = .object(["description": "Seconds to wait.", "schema": .object(["type": "string", "pattern": "^[0-9]+$"])])
+            }
+            if codes.contains(.methodNotAllowed) { headers["Allow"] = .object(["schema": .object(["type": "string"])]) }
+            let description = codes.map { "`\($0.rawValue)`: \($0.publicMessage)" }.joined(separator: "; ")
+            responses[String(status)] = .object([
+                "description": .string(description),
+                "headers": .object(headers),
+                "content": .object([
+                    "application/json": .object([
+                        "schema": .object([
+                            "allOf": [.object(["$ref": "#/components/schemas/Error"])],
+                            "properties": .object([
+                                "error": .object([
+                                    "properties": .object(["code": .object(["enum": .array(codes.map { .string($0.rawValue) })])])
+                                ])
+                            ]),
+                        ]),
+                        "example": .object(["error": .object(["code": .string(codes[0].rawValue), "message": .string(codes[0].publicMessage)])]),
+                    ])
+                ]),
+            ])
+        }
+        return responses
+    }
+
+    // MARK: Schemas
+
+    static func json(schema name: String, example: JSONValue?) -> JSONValue {
+        var media: JSONObject = ["schema": .object(["$ref": .string("#/components/schemas/\(name)")])]
+        if let example { media["example"] = example }
+        return .object(["application/json": .object(media)])
+    }
+
+    static var schemas: JSONObject {
+        let epochSeconds: JSONValue = .object(["type": "integer", "description": "epoch seconds"])
+        return [
+            "Token": .object([
+                "type": "object",
+                "required": ["token", "tokenType", "providerId", "context", "issuedAt", "expiresAt", "expiresIn", "refreshAfter"],
+                "properties": .object([
+                    "token": .object(["type": "string", "description": "The compact JWS (RS256), at most one hour of life."]),
+                    "tokenType": .object(["type": "string", "enum": .array(TokenType.allCases.map { .string($0.rawValue) })]),
+                    "providerId": .object(["type": "string"]),
+                    "context": .object(["type": "object", "additionalProperties": .object(["type": "string"])]),
+                    "issuedAt": epochSeconds,
+                    "expiresAt": epochSeconds,
+                    "expiresIn": .object(["type": "integer", "description": "seconds from now"]),
+                    "refreshAfter": .object(["type": "integer", "description": "epoch seconds after which to fetch a new one"]),
+                ]),
+            ]),
+            "Error": .object([
+                "type": "object",
+                "required": ["error"],
+                "additionalProperties": false,
+                "properties": .object([
+                    "error": .object([
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "additionalProperties": false,
+                        "properties": .object([
+                            "code": .object(["type": "string", "enum": .array(TokenGateError.Code.allCases.map { .string($0.rawValue) })]),
+                            "message": .object(["type": "string", "description": "Fixed per code; never the request's own text."]),
+                        ]),
+                    ])
+                ]),
+            ]),
+            "JWKS": .object([
+                "type": "object",
+                "required": ["keys"],
+                "properties": .object([
+                    "keys": .object([
+                        "type": "array",
+                        "items": .object(["type": "object", "required": ["kty"], "properties": .object(["kty": .object(["type": "string"]), "kid": .object(["type": "string"])])]),
+                    ])
+                ]),
+            ]),
+            "Health": .object([
+                "type": "object", "required": ["status"],
+                "properties": .object(["status": .object(["type": "string", "const": "ok"])]),
+            ]),
+            "Readiness": .object([
+                "type": "object",
+                "required": ["status", "generation", "configSha256", "providers"],
+                "properties": .object([
+                    "status": .object(["type": "string", "enum": ["ready", "not_ready"]]),
+                    "generation": .object(["type": "integer", "minimum": 1]),
+                    "configSha256": .object(["type": "string", "pattern": "^[0-9a-f]{64}$"]),
+                    "providers": .object([
+                        "type": "object",
+                        "additionalProperties": .object([
+                            "type": "object",
+                            "required": ["state"],
+                            "properties": .object([
+                                "state": .object(["type": "string", "enum": ["ready", "degraded", "not_ready"]]),
+                                "reasons": .object(["type": "array", "items": .object(["type": "string"])]),
+                            ]),
+                        ]),
+                    ]),
+                ]),
+            ]),
+        ]
+    }
+
+    static let tokenExample: JSONValue = .object([
+        "token": "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IjRmMWMifQ.eyJpc3MiOiIuLi4ifQ.c2lnbmF0dXJl",
+        "tokenType": "consumer", "providerId": "acme-rides", "context": .object(["tripId": "trip-42"]),
+        "issuedAt": 1_795_291_871, "expiresAt": 1_795_295_471, "expiresIn": 3600, "refreshAfter": 1_795_294_871,
+    ])
+
+    static let jwksExample: JSONValue = .object([
+        "keys": [.object(["kty": "RSA", "kid": "4f1c", "alg": "RS256", "use": "sig", "n": "0vx7…", "e": "AQAB"])]
+    ])
+
+    static let readinessExample: JSONValue = .object([
+        "status": "ready", "generation": 1,
+        "configSha256": "5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
+        "providers": .object(["acme-rides": .object(["state": "ready"])]),
+    ])
+}

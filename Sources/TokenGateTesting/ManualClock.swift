@@ -22,6 +22,12 @@ public final class ManualClock: Sendable {
         }
     }
 
+    /// Moves the wall clock alone, forward or back, as NTP or an operator setting the date does; monotonic time
+    /// does not move.
+    public func jumpWall(by seconds: Int64) {
+        state.withLock { $0.wall += seconds }
+    }
+
     /// The clock to inject into TokenGate components.
     public var gatewayClock: TokenGateClock {
         TokenGateClock(

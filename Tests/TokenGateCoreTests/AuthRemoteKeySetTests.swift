@@ -69,6 +69,52 @@ import Testing
         #expect(keySet.lastFailure == nil)
     }
 
+    /// A JWKS that is well-formed JSON but hostile or weak is refused as a whole; the last good set keeps
+    /// verifying and the failure is reported.
+    @Test(arguments: ["duplicate kids", "symmetric and asymmetric mixed", "use: enc", "RSA 1024 bits"])
+    func aHostileKeySetIsRefusedAndTheLastGoodSetKept(_ fault: String) async throws {
+        #expect(await keySet.refresh())
+        let published = try #require(try JSON.parse(try idp.jwks.publicJSON()).objectValue?["keys"]?.arrayValue?.first?.objectValue)
+        var keys: [JSONValue]
+        switch fault {
+        case "duplicate kids":
+            keys = [.object(published), .object(published)]
+        case "symmetric and asymmetric mixed":
+            keys = [.object(published), .object(["kty": "oct", "kid": "shared", "k": .string(Base64URL.encode(Array(repeating: 7, count: 32)))])]
+        case "use: enc":
+            var encryption = published
+            encryption["use"] = "enc"
+            keys = [.object(encryption)]
+        default:
+            keys = [.object(try Self.weakRSAKey())]
+        }
+        fetcher.answer(.body(JSON.serialize(.object(["keys": .array(keys)]))))
+        #expect(await keySet.refresh() == false)
+        #expect(keySet.lastFailure != nil)
+        #expect(keySet.current()?.key(withID: "idp-1") != nil)
+        _ = try authenticate(try token())
+    }
+
+    /// A 1024-bit RSA public JWK made by Python's cryptography (TokenGate itself refuses to make one).
+    static func weakRSAKey() throws -> JSONObject {
+        let script = """
+            import base64, json
+            from cryptography.hazmat.primitives.asymmetric import rsa
+            n = rsa.generate_private_key(public_exponent=65537, key_size=1024).public_key().public_numbers().n
+            b = lambda v: base64.urlsafe_b64encode(v.to_bytes((v.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()
+            print(json.dumps({"kty": "RSA", "kid": "weak-1", "alg": "RS256", "n": b(n), "e": b(65537)}))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try #require(try JSON.parse(Array(output)).objectValue)
+    }
+
     @Test func failuresAreLoggedWithAReasonAndNeverKeyMaterial() async throws {
         fetcher.answer(.failure("connection refused"))
         await keySet.refresh()

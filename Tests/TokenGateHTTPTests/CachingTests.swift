@@ -53,6 +53,42 @@ import TokenGateTesting
         }
     }
 
+    /// The wall clock jumps forward past the cached token's `exp` (monotonic time does not move): the token is
+    /// never served past its expiry; one fresh mint serves every request after the jump.
+    @Test func aWallClockJumpForwardNeverServesATokenPastItsExpiry() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let first = try await gateway.get(Self.path, bearer: GatewayFixture.apiKey).json
+            fixture.clock.jumpWall(by: 2 * 3600)
+            let answers = try await withThrowingTaskGroup(of: JSONObject.self) { group in
+                for _ in 0..<20 { group.addTask { try await gateway.get(Self.path, bearer: GatewayFixture.apiKey).json } }
+                return try await group.reduce(into: [JSONObject]()) { $0.append($1) }
+            }
+            for answer in answers {
+                #expect(answer["token"] != first["token"])
+                #expect((answer["expiresAt"]?.integerValue ?? 0) > fixture.clock.now + 3000)
+            }
+            #expect(fixture.probe.calls == 2, "one mint before the jump, one after: no storm")
+        }
+    }
+
+    /// The wall clock jumps back two hours: the cached token looks younger than it is, keeps being served, and
+    /// nothing is minted (no refresh storm); once the clock is right again, refresh-ahead works as before.
+    @Test func aWallClockJumpBackwardCausesNoRefreshStorm() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let first = try await gateway.get(Self.path, bearer: GatewayFixture.apiKey).json["token"]
+            fixture.clock.jumpWall(by: -2 * 3600)
+            for _ in 0..<20 { #expect(try await gateway.get(Self.path, bearer: GatewayFixture.apiKey).json["token"] == first) }
+            await gateway.service.waitForBackgroundRefreshes()
+            #expect(fixture.probe.calls == 1)
+            fixture.clock.jumpWall(by: 2 * 3600 + 53 * 60)  // right again, 53 minutes in: inside the refresh window
+            #expect(try await gateway.get(Self.path, bearer: GatewayFixture.apiKey).json["token"] == first)
+            await gateway.service.waitForBackgroundRefreshes()
+            #expect(fixture.probe.calls == 2)
+        }
+    }
+
     @Test func evictsTheLeastRecentlyUsedContextPastMaxEntries() async throws {
         let fixture = try GatewayFixture(cache: "{ maxEntries: 2 }")
         try await fixture.withGateway { gateway in

@@ -150,6 +150,40 @@ import TokenGateTesting
         }
     }
 
+    /// The signing key file is removed, or overwritten with garbage, under a running gateway: the key in memory
+    /// keeps minting new contexts, and the reload that would read the file fails loudly and changes nothing.
+    @Test(arguments: ["removed", "garbage"])
+    func aSigningKeyFileLostWhileRunningKeepsTheOldKeyMintingAndFailsTheReload(_ fault: String) async throws {
+        let fixture = try GatewayFixture()
+        let logs = LogRecorder()
+        try await fixture.withGateway(logs: logs) { gateway in
+            // First without generateIfMissing, as in production, so a lost file is not silently replaced.
+            try fixture.rewriteConfig {
+                $0.replacingOccurrences(
+                    of: "consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]",
+                    with: "consumer: [{ serviceAccountFile: keys/consumer.json }]")
+            }
+            #expect(try await gateway.reloader.reload(trigger: "test").number == 2)
+            let before = try #require(try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey).json["token"]?.stringValue)
+            let kid = try #require(JWTVerifier.decodeUnverified(before).header?["kid"])
+            let keyFile = "\(fixture.directory.path)/keys/consumer.json"
+            if fault == "removed" {
+                try FileManager.default.removeItem(atPath: keyFile)
+            } else {
+                try fixture.directory.write("keys/consumer.json", "{ this is not a service account key")
+            }
+            let minted = try #require(try await gateway.get(Self.path(2), bearer: GatewayFixture.apiKey).json["token"]?.stringValue)
+            #expect(JWTVerifier.decodeUnverified(minted).header?["kid"] == kid)
+            await #expect(throws: ConfigError.self) { try await gateway.reloader.reload(trigger: "SIGHUP") }
+            #expect(gateway.service.generation.number == 2)
+            let line = try #require(logs.all.first { $0.text.contains("configuration not reloaded") })
+            #expect(line.level == .error)
+            #expect(line.text.contains("keys.consumer[0].serviceAccountFile"), "\(line.text)")
+            let after = try #require(try await gateway.get(Self.path(3), bearer: GatewayFixture.apiKey).json["token"]?.stringValue)
+            #expect(JWTVerifier.decodeUnverified(after).header?["kid"] == kid)
+        }
+    }
+
     /// A provider whose signing key changed mints with the new key from the swap on, and never serves a cached
     /// token signed by a key it no longer publishes.
     @Test func aRotatedSigningKeyMintsFromTheSwapOn() async throws {

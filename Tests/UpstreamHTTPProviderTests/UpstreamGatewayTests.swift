@@ -49,6 +49,24 @@ import UpstreamHTTPProvider
         Issue.record("the JWKS was not fetched within 10 s")
     }
 
+    /// Clock skew between the gateway and the upstream that minted the token: a token whose `iat` lies up to the
+    /// leeway (60 s) in the gateway's future is accepted, one second more is refused; a gateway clock ahead of the
+    /// upstream only shortens the token's remaining life (the cache's `minRemaining` still holds).
+    @Test(arguments: [(30, true), (59, true), (60, true), (61, false), (300, false), (-30, true), (-59, true), (-61, true), (-300, true)])
+    func clockSkewIsToleratedUpToTheLeewayExactly(_ skew: Int64, _ accepted: Bool) async throws {
+        try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let token = try fixture.token(issuedAt: UpstreamFixture.now + skew)
+            fixture.upstream.script("/token", [fixture.tokenResponse(token)])
+            try await Self.withGateway(fixture, clock: clock) { gateway in
+                try await Self.waitForKeys(gateway)
+                let response = try await gateway.get(Self.path, bearer: Self.apiKey)
+                #expect(response.status == (accepted ? 200 : 502), "skew \(skew)s: \(response.text)")
+                if accepted { #expect(response.json["expiresAt"] == .integer(UpstreamFixture.now + skew + 3600)) }
+            }
+        }
+    }
+
     /// Tokens that arrive but must never be served: the gateway refuses each (502), caches none, and recovers.
     @Test(arguments: ["bad signature", "alg none", "unknown kid", "another trip", "expired"])
     func aTokenThatFailsVerificationIsRefusedAndNeverCached(_ fault: String) async throws {

@@ -295,16 +295,19 @@ EXPECT_STATUS=
 LOAD_AVG_CACHED="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- 5. Cold mints: every request a trip never seen before ---------------------------------------------------
-# distinct_trips.lua: request i asks for trip PREFIX-i. With TRIP_LIMIT, requests past the limit repeat the last
-# trip (a cache hit) and the file TRIP_DONE appears once LIMIT responses arrived: wrk's main thread sleeps for its
-# whole -d, so the script interrupts it then.
+# distinct_trips.lua: request i asks for trip PREFIX-i, from 1. With TRIP_LIMIT, requests past the limit repeat the
+# last trip (a cache hit) and the file TRIP_DONE appears once LIMIT responses arrived: wrk's main thread sleeps for
+# its whole -d, so the script interrupts it then. wrk calls request() once before the run to size its pipeline and
+# never sends that request, so the first call is numbered 0: trips 1 to LIMIT are all sent.
 cat >"$WORK/distinct_trips.lua" <<'EOF'
 local path, prefix = os.getenv("TOKEN_PATH"), os.getenv("TRIP_PREFIX")
 local limit, done = tonumber(os.getenv("TRIP_LIMIT") or ""), os.getenv("TRIP_DONE")
-local sent, received = 0, 0
+local calls, received = 0, 0
 request = function()
-    if limit == nil or sent < limit then sent = sent + 1 end
-    return wrk.format("GET", path .. "?tripId=" .. prefix .. sent)
+    calls = calls + 1
+    local trip = calls - 1
+    if limit ~= nil and trip > limit then trip = limit end
+    return wrk.format("GET", path .. "?tripId=" .. prefix .. trip)
 end
 response = function(status, headers, body)
     received = received + 1

@@ -60,8 +60,7 @@ final class RESPChannelHandler: ChannelDuplexHandler {
             let command = request.command.name
             let timer = request.deadline.map { deadline in
                 context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-                    reply.fail(RESPError.timeout(command: command))
-                    fail(with: .connectionClosed, close: true)
+                    timeOut(reply, command: command)
                 }
             }
             pending.append(Pending(command: command, reply: reply, timer: timer))
@@ -112,6 +111,19 @@ final class RESPChannelHandler: ChannelDuplexHandler {
         } else {
             head.reply.succeed(value)
         }
+    }
+
+    /// A command missed its deadline: the connection is closed (a late reply would answer the next command), and
+    /// only then is its caller told, so that the caller, which may run at once on another thread, finds the
+    /// connection closed and the pool does not hand it out again. The other commands in flight fail with
+    /// ``RESPError/connectionClosed``.
+    private func timeOut(_ reply: EventLoopPromise<RESPValue>, command: String) {
+        guard let index = pending.firstIndex(where: { $0.reply.futureResult === reply.futureResult }) else {
+            return  // answered, or failed with the connection, meanwhile
+        }
+        pending.remove(at: index)
+        fail(with: .connectionClosed, close: true)
+        reply.fail(RESPError.timeout(command: command))
     }
 
     /// Fails every pending command with `error` (the first failure wins) and, if asked, closes the channel first,

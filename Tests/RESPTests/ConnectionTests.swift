@@ -46,12 +46,15 @@ import Testing
             try await server.withClient({ $0.maxConnections = 1 }) { client async throws in
                 let clock = ContinuousClock()
                 let started = clock.now
-                await #expect(throws: RESPError.timeout(command: "DEBUG")) {
-                    try await client.send(["DEBUG", "SLEEP", "1"], deadline: .milliseconds(100))
+                // BLPOP on an empty list answers after its own timeout, 10 s, and holds up only its connection. The
+                // 100 ms deadline must end the wait long before that, with seconds to spare for a loaded machine.
+                await #expect(throws: RESPError.timeout(command: "BLPOP")) {
+                    try await client.send(["BLPOP", "empty", "10"], deadline: .milliseconds(100))
                 }
-                #expect(clock.now - started < .milliseconds(900))
-                // The server is still asleep for a while; the next command waits for it on a fresh connection.
-                #expect(try await client.ping(deadline: .seconds(5)) == "PONG")
+                #expect(clock.now - started < .seconds(5))
+                // The pool's only connection was dropped: the next command goes on a fresh one, which the server
+                // answers at once (on the old one it would wait behind BLPOP, then get BLPOP's reply).
+                #expect(try await client.ping(deadline: .seconds(30)) == "PONG")
             }
         }
     }
@@ -60,8 +63,16 @@ import Testing
         try await RedisServer.with { server async throws in
             try await server.withClient { client async throws in
                 try await client.withConnection { connection async throws in
-                    let slow = Task { try await connection.send(["DEBUG", "SLEEP", "0.5"], deadline: .seconds(5)) }
-                    try await Task.sleep(for: .milliseconds(100))  // the slow command goes first
+                    // A command that holds up the connection (not the server) for 10 s goes first: the server is
+                    // seen blocking it before the next command is sent.
+                    let slow = Task { try await connection.send(["BLPOP", "empty", "10"], deadline: .seconds(60)) }
+                    let blocking = try await server.withClient { observer async throws in
+                        try await eventually {
+                            let info = try await observer.send(["INFO", "clients"]).string ?? ""
+                            return info.contains("blocked_clients:1\r\n")
+                        }
+                    }
+                    try #require(blocking)
                     await #expect(throws: RESPError.timeout(command: "PING")) {
                         try await connection.send(["PING"], deadline: .milliseconds(100))
                     }

@@ -100,7 +100,9 @@ import Testing
         try await Self.withFakeServer(replying: "") { port async throws in
             var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
             configuration.tls = .init(serverName: "localhost")
-            configuration.connectTimeout = .milliseconds(200)
+            // The handshake's wait is the connect timeout; the default 2 s leaves the TCP connect, which shares it,
+            // room on a loaded machine (it timed out at 200 ms, failing the test for the wrong reason).
+            configuration.connectTimeout = .seconds(2)
             let client = try RESPClient(configuration: configuration)
             await #expect(throws: RESPError.connectionFailed("TLS handshake timed out")) { try await client.ping() }
             await client.shutdown()

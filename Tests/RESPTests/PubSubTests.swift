@@ -57,10 +57,13 @@ import Testing
                     try await client.send(["CLIENT", "KILL", "TYPE", "pubsub"])
                     var iterator = messages.makeAsyncIterator()
                     // Published until a subscriber hears it: messages sent while reconnecting are lost, as in pub/sub.
-                    for attempt in 0..<100 {
-                        if try await client.publish("after-\(attempt)", to: "events") == 1 { break }
-                        try await Task.sleep(for: .milliseconds(20))
+                    var attempt = 0
+                    let heard = try await eventually {
+                        attempt += 1
+                        return try await client.publish("after-\(attempt)", to: "events") == 1
                     }
+                    #expect(heard, "the client subscribed again")
+                    guard heard else { return }  // no message will come
                     let message = await iterator.next()
                     #expect(message?.channel == "events")
                     #expect(message.map { String(buffer: $0.payload).hasPrefix("after-") } == true)
@@ -78,14 +81,10 @@ import Testing
         await client.shutdown()
     }
 
-    /// Whether the channel's subscriber count drops to 0 within a second: the server handles the unsubscribe and
-    /// close in its own time, after our connection is gone.
+    /// Whether the channel's subscriber count drops to 0 (within ``eventually(within:every:_:)``'s limit): the
+    /// server handles the unsubscribe and close in its own time, after our connection is gone.
     static func eventuallyNoSubscribers(of channel: String, on client: RESPClient) async throws -> Bool {
-        for _ in 0..<50 {
-            if try await subscribers(of: channel, on: client) == 0 { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
+        try await eventually { try await subscribers(of: channel, on: client) == 0 }
     }
 
     static func subscribers(of channel: String, on client: RESPClient) async throws -> Int64? {

@@ -49,8 +49,14 @@ final class ListenerGuard: ChannelInboundHandler {
         try await serverChannel.eventLoop.submit {
             try serverChannel.pipeline.syncOperations.addHandler(
                 ListenerGuard(maxConnections: maxConnections, logger: logger), position: .first)
+            // NIO accepts 4 connections per readiness event by default; a burst of thousands of clients (a fleet of
+            // apps reconnecting) then waits in the kernel's listen queue and overflows it. Drain it in larger bites.
+            try serverChannel.syncOptions?.setOption(.maxMessagesPerRead, value: Self.acceptsPerRead)
         }.get()
     }
+
+    /// Connections accepted per readiness event of the listening socket.
+    static let acceptsPerRead: UInt = 256
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let connection = unwrapInboundIn(data)

@@ -27,7 +27,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var maxConnections: Int = 10_000
     /// The listen queue of connections the kernel completed but the server has not accepted yet (`listen(2)`
     /// backlog; Linux caps it at `net.core.somaxconn`).
-    public var listenBacklog: Int = 1024
+    public var listenBacklog: Int = 4096
     /// A connection with no request in progress for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// A request must arrive whole, headers and body, within this time of its first byte; else the connection is

@@ -58,7 +58,7 @@ import TokenGateTesting
             #expect(served.status == 200)
             let path = try fixture.directory.write("openapi.json", served.body)
 
-            let validation = try Self.run(
+            let validation = try await ChildProcess.run(
                 "python3", ["-c", "import json, sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1])))", path])
             #expect(validation.status == 0, "openapi-spec-validator: \(validation.output)")
 
@@ -71,31 +71,12 @@ import TokenGateTesting
             let common = ["-m", "schemathesis.cli", "run", path, "-n", "15", "--seed", "20261122", "--checks", "all",
                 "--exclude-checks", "positive_data_acceptance,missing_required_header", "--no-color", "--request-timeout", "10",
                 "--max-failures", "5"]
-            let publicRun = try Self.run(
+            let publicRun = try await ChildProcess.run(
                 "python3", common + ["--url", gateway.baseURL, "--include-tag", "tokens", "--include-tag", "health",
                     "-H", "Authorization: Bearer \(GatewayFixture.apiKey)"])
             #expect(publicRun.status == 0, "schemathesis (public listener):\n\(publicRun.output)")
-            let adminRun = try Self.run("python3", common + ["--url", gateway.adminURL, "--include-tag", "admin"])
+            let adminRun = try await ChildProcess.run("python3", common + ["--url", gateway.adminURL, "--include-tag", "admin"])
             #expect(adminRun.status == 0, "schemathesis (admin listener):\n\(adminRun.output)")
         }
-    }
-
-    /// Runs a command to the end; its exit status and its output (the last 6,000 characters).
-    static func run(_ command: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [command] + arguments
-        let output = FileManager.default.temporaryDirectory.appending(path: "tokengate-st-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        try process.run()
-        process.waitUntilExit()
-        try handle.close()
-        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(at: output)
-        return (process.terminationStatus, String(text.suffix(6000)))
     }
 }

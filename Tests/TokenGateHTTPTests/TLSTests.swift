@@ -13,27 +13,21 @@ import TokenGateTesting
 @Suite(.timeLimit(.minutes(2))) struct TLSTests {
     /// A CA and a server certificate for 127.0.0.1 that it signed, in `directory`: `<name>-ca.pem`, `<name>.pem`,
     /// `<name>.key` (mode 0600).
-    static func makeCertificate(_ name: String, in directory: TemporaryDirectory) throws {
+    static func makeCertificate(_ name: String, in directory: TemporaryDirectory) async throws {
         let path = directory.path
         try directory.write("\(name).ext", "subjectAltName=IP:127.0.0.1\n")
-        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name)-ca.key", "-out", "\(path)/\(name)-ca.pem",
+        try await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name)-ca.key", "-out", "\(path)/\(name)-ca.pem",
             "-days", "1", "-subj", "/CN=TokenGate test CA \(name)"])
-        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name).key", "-out", "\(path)/\(name).csr",
+        try await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name).key", "-out", "\(path)/\(name).csr",
             "-subj", "/CN=127.0.0.1"])
-        try openssl(["x509", "-req", "-in", "\(path)/\(name).csr", "-CA", "\(path)/\(name)-ca.pem", "-CAkey", "\(path)/\(name)-ca.key",
+        try await openssl(["x509", "-req", "-in", "\(path)/\(name).csr", "-CA", "\(path)/\(name)-ca.pem", "-CAkey", "\(path)/\(name)-ca.key",
             "-CAcreateserial", "-out", "\(path)/\(name).pem", "-days", "1", "-extfile", "\(path)/\(name).ext"])
         chmod("\(path)/\(name).key", 0o600)
     }
 
-    static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
+    static func openssl(_ arguments: [String]) async throws {
+        let result = try await ChildProcess.run("openssl", arguments)
+        guard result.status == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: result.output]) }
     }
 
     /// Runs `body` with a client that trusts only the CA in `caFile` (none: the system's roots), shut down after.
@@ -64,7 +58,7 @@ import TokenGateTesting
     @Test func anHTTPSRequestTrustingTheTestCASucceedsAndPlainHTTPFailsCleanly() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try Self.makeCertificate("first", in: directory)
+        try await Self.makeCertificate("first", in: directory)
         let fixture = try GatewayFixture(
             server: "{ tls: { certificateFile: \(directory.path)/first.pem, privateKeyFile: \(directory.path)/first.key, minimumVersion: \"1.2\" } }")
         try await fixture.withGateway { gateway in
@@ -93,8 +87,8 @@ import TokenGateTesting
     @Test func aReloadSwapsTheCertificateForNewConnectionsWithoutDroppingOpenOnes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try Self.makeCertificate("first", in: directory)
-        try Self.makeCertificate("second", in: directory)
+        try await Self.makeCertificate("first", in: directory)
+        try await Self.makeCertificate("second", in: directory)
         let certificate = "\(directory.path)/live.pem"
         let key = "\(directory.path)/live.key"
         try FileManager.default.copyItem(atPath: "\(directory.path)/first.pem", toPath: certificate)

@@ -95,8 +95,8 @@ import TokenGateCore
             fixture.upstream.script("/token", [.json(#"{"error":"busy"}"#, status: status)])
             let backend = try await fixture.backend()
             let request = TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip)
-            await #expect(throws: TokenGateError(.backendUnavailable, "")) { _ = try await backend.issue(request) }
-            #expect(fixture.upstream.calls(to: "/token") == 3)
+            let error = await #expect(throws: TokenGateError(.backendUnavailable, "")) { _ = try await backend.issue(request) }
+            #expect(fixture.upstream.calls(to: "/token") == 3, "\(error?.reason ?? "no error")")
             #expect(fixture.sleeps.withLock { $0 } == [.milliseconds(10), .milliseconds(20)])
 
             fixture.upstream.script("/token", [.json(#"{"error":"busy"}"#, status: status), fixture.tokenResponse(try fixture.token())])

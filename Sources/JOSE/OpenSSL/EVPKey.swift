@@ -150,7 +150,8 @@ final class EVPKey: @unchecked Sendable {
         }
     }
 
-    /// Checks that the private and public parts of a key built from separate JWK members belong together.
+    /// Checks that the private and public parts of a key (separate JWK members, or both halves in a PEM file)
+    /// belong together.
     func checkKeyPair() throws(JWSKeyError) {
         try withKeyContext { context throws(JWSKeyError) in
             guard EVP_PKEY_pairwise_check(context) == 1 else {

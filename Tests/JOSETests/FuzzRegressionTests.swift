@@ -35,3 +35,34 @@ import Testing
         #expect(key.publicKey().isValidSignature(signature, for: Array("input".utf8)))
     }
 }
+
+/// fuzz-pem found an "RSA PUBLIC KEY" whose modulus has the factor 1033 that loaded most of the time and was refused
+/// now and then: OpenSSL's check divides only by primes up to 751 and leaves the rest to randomized Miller-Rabin.
+@Suite(.bug(id: 13, "fuzz-pem: an RSA modulus with the factor 1033 was accepted or refused by chance"))
+struct RSASmallFactorTests {
+    /// A 2059-bit modulus: 1033 times a real RSA-2048 modulus (so no factor up to 751), big-endian.
+    static func modulusWithFactor1033() throws -> [UInt8] {
+        let jwk = try #require(try JSON.parse(try JWSKey.generate(.rs256).publicJWK()).objectValue)
+        let encoded = try #require(jwk["n"]?.stringValue)
+        var modulus = try #require(Base64URL.decode(encoded))
+        var carry: UInt32 = 0
+        for index in modulus.indices.reversed() {
+            let product = UInt32(modulus[index]) * 1033 + carry
+            modulus[index] = UInt8(product & 0xFF)
+            carry = product >> 8
+        }
+        while carry > 0 {
+            modulus.insert(UInt8(carry & 0xFF), at: 0)
+            carry >>= 8
+        }
+        return modulus
+    }
+
+    @Test func modulusWithASmallFactorIsRefusedEveryTime() throws {
+        let pem = ReviewRegressionTests.rsaPublicKeyPEM(modulus: try Self.modulusWithFactor1033(), exponent: [1, 0, 1])
+        // Before the fix OpenSSL's randomized check passed this key every time in 30 tries.
+        for _ in 0..<20 {
+            #expect(throws: JWSKeyError(.weakKey, "")) { try JWSKey.pem(pem) }
+        }
+    }
+}

@@ -15,6 +15,9 @@ let package = Package(
     products: [
         .executable(name: "tokengate", targets: ["tokengate"]),
         .library(name: "JOSE", targets: ["JOSE"]),
+        // For the libFuzzer harnesses in Fuzz/, a package of their own: the parsers under test, without the HTTP stack.
+        .library(name: "YAML", targets: ["YAML"]),
+        .library(name: "TokenGateCore", targets: ["TokenGateCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

@@ -24,3 +24,15 @@ ensure_swift() {
         exit 2
     fi
 }
+
+# Python's cryptography package: the interop tests use it, and Fuzz/make-seeds.py makes the fuzzers' keys with it.
+ensure_python_cryptography() {
+    python3 -c "import cryptography" 2>/dev/null && return 0
+    if [ "$(id -u)" -eq 0 ]; then
+        echo "==> installing python3 cryptography"
+        python3 -m pip install --quiet cryptography 2>/dev/null || ensure_debian_packages python3-cryptography
+    else
+        echo "TokenGate's tests and fuzzers need Python's cryptography package: python3 -m pip install cryptography" >&2
+        exit 2
+    fi
+}

@@ -41,6 +41,9 @@ extension EVPKey {
         }
         let evpKey = try make(takingOwnershipOf: key, isPrivate: isPrivate)
         if case .ec = evpKey.kind { try evpKey.checkPublicKey() }
+        // A private key file carries its public part too (SEC1 and PKCS#8 EC keys their point, RSA keys n and e),
+        // and OpenSSL reads both without comparing them: a mismatch would sign tokens its own public half refuses.
+        if isPrivate { try evpKey.checkKeyPair() }
         return evpKey
     }
 

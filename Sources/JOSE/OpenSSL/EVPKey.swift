@@ -140,6 +140,13 @@ final class EVPKey: @unchecked Sendable {
         guard exponentBits <= 32 else {
             throw JWSKeyError(.weakKey, "RSA public exponent of \(exponentBits) bits; at most 2^32 is accepted.")
         }
+        // OpenSSL divides only by the primes up to 751; past those it relies on Miller-Rabin rounds with random
+        // bases, which refuse a modulus only when one happens to reveal a factor. n = 1033 * (a real modulus)
+        // passed it every time, and a fuzzed one with the factor 1033 passed or failed by chance, so one key
+        // file could pass check-config and then fail to load. Dividing by every prime below 2^16 is deterministic.
+        let hasSmallFactor: Bool
+        do { hasSmallFactor = try modulusHasSmallFactor() } catch { throw JWSKeyError.openSSL(error) }
+        guard !hasSmallFactor else { throw JWSKeyError(.weakKey, "The RSA modulus has a prime factor below 65536.") }
         try withKeyContext { context throws(JWSKeyError) in
             guard EVP_PKEY_public_check(context) == 1 else {
                 let queue = OpenSSLError.drain("EVP_PKEY_public_check")
@@ -150,7 +157,8 @@ final class EVPKey: @unchecked Sendable {
         }
     }
 
-    /// Checks that the private and public parts of a key built from separate JWK members belong together.
+    /// Checks that the private and public parts of a key (separate JWK members, or both halves in a PEM file)
+    /// belong together.
     func checkKeyPair() throws(JWSKeyError) {
         try withKeyContext { context throws(JWSKeyError) in
             guard EVP_PKEY_pairwise_check(context) == 1 else {
@@ -159,6 +167,36 @@ final class EVPKey: @unchecked Sendable {
             }
         }
     }
+
+    /// Whether the RSA modulus is divisible by a prime below 2^16: one `BN_mod_word` per group of primes whose
+    /// product fits a word, then the remainder by each prime of the group.
+    private func modulusHasSmallFactor() throws(OpenSSLError) -> Bool {
+        var modulus: OpaquePointer?
+        try check(EVP_PKEY_get_bn_param(pointer, "n", &modulus), "EVP_PKEY_get_bn_param(n)")
+        guard let modulus else { throw OpenSSLError.drain("EVP_PKEY_get_bn_param(n)") }
+        // get_bn_param allocates a copy: ours to free.
+        defer { BN_free(modulus) }
+        for group in Self.smallPrimeGroups {
+            let remainder = BN_mod_word(modulus, group.product)
+            guard remainder != UInt.max else { throw OpenSSLError.drain("BN_mod_word") }
+            if group.primes.contains(where: { remainder % $0 == 0 }) { return true }
+        }
+        return false
+    }
+
+    /// The primes below 2^16 (a sieve, made once), in groups of at most four: their product fits 64 bits.
+    private static let smallPrimeGroups: [(product: UInt, primes: [UInt])] = {
+        var isComposite = [Bool](repeating: false, count: 1 << 16)
+        var primes: [UInt] = []
+        for candidate in 2..<(1 << 16) where !isComposite[candidate] {
+            primes.append(UInt(candidate))
+            for multiple in stride(from: candidate * candidate, to: 1 << 16, by: candidate) { isComposite[multiple] = true }
+        }
+        return stride(from: 0, to: primes.count, by: 4).map { start in
+            let group = Array(primes[start..<min(start + 4, primes.count)])
+            return (group.reduce(1, *), group)
+        }
+    }()
 
     private func withKeyContext(_ body: (OpaquePointer) throws(JWSKeyError) -> Void) throws(JWSKeyError) {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {

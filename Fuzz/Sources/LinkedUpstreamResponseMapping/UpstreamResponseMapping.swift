@@ -1,0 +1,1 @@
+../../../Plugins/UpstreamHTTPProvider/UpstreamResponseMapping.swift

@@ -33,10 +33,10 @@ import TokenGateCore
             }
         }
 
-        /// Short timeouts where the fault is slowness; generous ones elsewhere, so a loaded machine cannot turn a
-        /// prompt error into a timeout.
+        /// Short timeouts where the fault is slowness; the longest allowed elsewhere, so a loaded machine cannot turn
+        /// a prompt error into a timeout (in a full parallel run on two cores, one upstream call once took 30 s).
         var timeouts: String {
-            self == .neverAnswers || self == .tricklesBytes ? "{ connect: 300ms, total: 600ms }" : "{ connect: 10s, total: 30s }"
+            self == .neverAnswers || self == .tricklesBytes ? "{ connect: 300ms, total: 600ms }" : UpstreamFixture.generousTimeouts
         }
 
     }

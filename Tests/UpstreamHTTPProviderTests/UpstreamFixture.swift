@@ -43,7 +43,11 @@ struct UpstreamFixture: Sendable {
     }
 
     /// The `backend:` section used unless a test gives its own; `extra` lines are appended.
-    func config(url: String? = nil, extra: String = "", timeouts: String = "{ connect: 10s, total: 30s }") -> String {
+    /// Timeouts no loaded machine reaches: these tests count calls and retries, not seconds (the retry sleeps are
+    /// recorded, not slept).
+    static let generousTimeouts = "{ connect: 60s, total: 120s }"
+
+    func config(url: String? = nil, extra: String = "", timeouts: String = generousTimeouts) -> String {
         """
         backend:
           type: upstream-http

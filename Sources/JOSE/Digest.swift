@@ -4,24 +4,22 @@ internal import COpenSSL
 public enum Digest {
     /// SHA-256 of `bytes` (32 bytes).
     public static func sha256(_ bytes: [UInt8]) throws -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let result = bytes.withUnsafeBufferPointer { input in
-            EVP_Digest(input.baseAddress, input.count, &output, &length, MessageDigest.sha256.pointer, nil)
-        }
-        guard result == 1, length == 32 else { throw OpenSSLError.drain("EVP_Digest(SHA-256)") }
-        return output
+        try digest(bytes, .sha256, length: 32, name: "SHA-256")
     }
 
     /// SHA-1 of `bytes` (20 bytes). Not for security: SHA-1 is broken for collisions. It is here because Redis names
     /// a cached script by its SHA-1 (`EVALSHA`), and OpenSSL does every digest in this project.
     public static func sha1(_ bytes: [UInt8]) throws -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: 20)
+        try digest(bytes, .sha1, length: 20, name: "SHA-1")
+    }
+
+    private static func digest(_ bytes: [UInt8], _ algorithm: MessageDigest, length expected: Int, name: String) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: expected)
         var length: UInt32 = 0
         let result = bytes.withUnsafeBufferPointer { input in
-            EVP_Digest(input.baseAddress, input.count, &output, &length, MessageDigest.sha1.pointer, nil)
+            EVP_Digest(input.baseAddress, input.count, &output, &length, algorithm.pointer, nil)
         }
-        guard result == 1, length == 20 else { throw OpenSSLError.drain("EVP_Digest(SHA-1)") }
+        guard result == 1, length == expected else { throw OpenSSLError.drain("EVP_Digest(\(name))") }
         return output
     }
 }

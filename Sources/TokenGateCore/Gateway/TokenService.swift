@@ -73,7 +73,7 @@ public final class TokenService: Sendable {
         if let runtime {
             runtime.metrics.recordDenial(error.code, type: type)
         } else {
-            generation.metrics.recordDenial(error.code, provider: nil, type: type)
+            generation.metrics.recordDenialWithoutProvider(error.code, type: type)
         }
         let sent = runtime?.id.rawValue ?? Sanitized.quote(providerID)
         denials.record(

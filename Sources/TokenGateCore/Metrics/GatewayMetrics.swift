@@ -31,11 +31,9 @@ public final class GatewayMetrics: Sendable {
         generation = Gauge(label: Name.generation, factory: factory)
     }
 
-    /// A denial of a token request whose provider is not configured (or not yet known: a malformed request).
-    func recordDenial(_ code: TokenGateError.Code, provider: ProviderID?, type: TokenType?) {
-        labeled.increment(
-            Name.denials,
-            [("provider", provider?.rawValue ?? ""), ("token_type", type?.rawValue ?? ""), ("code", code.rawValue)])
+    /// A denial of a token request that names no configured provider: counted as `provider=""`.
+    func recordDenialWithoutProvider(_ code: TokenGateError.Code, type: TokenType?) {
+        labeled.increment(Name.denials, [("provider", ""), ("token_type", type?.rawValue ?? ""), ("code", code.rawValue)])
     }
 
     /// A reload's outcome.

@@ -88,9 +88,21 @@ struct TokenTable: Sendable {
                 throw typeNode.keyError("unknown token type; expected one of: \(expected)")
             }
             switch type {
-            case .server:
-                // The fleet has no ID: the one admin token is the value itself.
-                try builder.add(typeNode, context: .fleet)
+            case .server, .fleetReader, .deliveryFleetReader:
+                // A whole fleet has no ID: the one wildcard token is the value itself.
+                try builder.add(typeNode, context: try TokenContext.parse(type: type, parameters: [:]))
+            case .trustedDeliveryDriver:
+                // vehicle → task (or `*`) → token.
+                for (rawVehicle, tasksNode) in try typeNode.entries() {
+                    for (rawTask, tokenNode) in try tasksNode.entries() {
+                        try builder.add(tokenNode, type: type, parameters: ["deliveryVehicleId": rawVehicle, "taskId": rawTask])
+                    }
+                }
+            case .batchTasks:
+                // `t1,t2` → token.
+                for (rawTasks, tokenNode) in try typeNode.entries() {
+                    try builder.add(tokenNode, type: type, parameters: ["taskIds": rawTasks])
+                }
             case .deliveryConsumer:
                 let kinds = try typeNode.mapping(allowedKeys: ["tracking", "task"])
                 for (kind, kindNode) in kinds.children {
@@ -122,6 +134,15 @@ private struct Builder {
                 continue
             }
             try add(tokenNode, context: makeContext(id))
+        }
+    }
+
+    /// `node` is the token filed under the context `parameters` name, skipped if they name none.
+    mutating func add(_ node: ConfigNode, type: TokenType, parameters: [String: String]) throws {
+        do {
+            try add(node, context: try TokenContext.parse(type: type, parameters: parameters))
+        } catch let error as ContextError {
+            skip(node, SkipReason.invalidContext, "not a \(type) context: \(error)")
         }
     }
 

@@ -24,24 +24,29 @@ public struct StaticKeySigner: TokenBackend {
     public let audience: String
     /// `exp - iat`, seconds; at most one hour.
     public let lifetime: Int64
+    /// `exp - iat` of the whole-fleet types (fleet readers, server), seconds: shorter, since a leaked one opens a
+    /// whole fleet.
+    public let wholeFleetLifetime: Int64
     /// Wall-clock time for `iat`.
     public let clock: TokenGateClock
 
     init(
         identities: [TokenType: SigningIdentity], verificationKeys: [BoundKeySource], audience: String, lifetime: Int64,
-        clock: TokenGateClock
+        wholeFleetLifetime: Int64, clock: TokenGateClock
     ) {
         self.identities = identities
         self.verificationKeys = verificationKeys
         self.tokenTypes = Set(identities.keys)
         self.audience = audience
         self.lifetime = lifetime
+        self.wholeFleetLifetime = min(wholeFleetLifetime, lifetime)
         self.clock = clock
     }
 
     public var summary: String {
         let signing = identities.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) signs with \($0.value.signer.key.keyID ?? "-")" }
-        return "lifetime \(lifetime)s; " + signing.joined(separator: ", ")
+        let wholeFleet = identities.keys.contains(where: \.isWholeFleet) ? ", whole-fleet \(wholeFleetLifetime)s" : ""
+        return "lifetime \(lifetime)s\(wholeFleet); " + signing.joined(separator: ", ")
     }
 
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
@@ -54,6 +59,7 @@ public struct StaticKeySigner: TokenBackend {
             throw TokenGateError(.unknownTokenType, "no signing key is configured for \(context.tokenType) tokens")
         }
         let now = clock.wallSeconds()
+        let lifetime = context.tokenType.isWholeFleet ? wholeFleetLifetime : lifetime
         let claims = FleetEngineToken.claims(
             serviceAccount: identity.serviceAccount,
             audience: audience,

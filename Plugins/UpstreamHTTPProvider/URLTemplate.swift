@@ -110,7 +110,7 @@ struct URLTemplate: Sendable, Equatable {
         case "providerId": request.provider.rawValue
         case "tokenType": request.type.rawValue
         case "contextId": request.context.id?.rawValue ?? ""
-        default: request.context.parameterName == name ? request.context.id?.rawValue ?? "" : ""
+        default: request.context.parameters.first { $0.name == name }?.value ?? ""
         }
     }
 

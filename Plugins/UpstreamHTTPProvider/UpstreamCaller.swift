@@ -69,14 +69,12 @@ struct UpstreamCaller: Sendable {
         return httpRequest
     }
 
-    /// `{"providerId":…,"tokenType":…,"context":{"tripId":…}}`; the fleet context is `{}`.
+    /// `{"providerId":…,"tokenType":…,"context":{"tripId":…}}`; `taskIds` is an array, a whole fleet `{}`.
     static func postBody(for request: TokenRequest) -> [UInt8] {
-        var context = JSONObject()
-        if let name = request.context.parameterName, let id = request.context.id { context[name] = .string(id.rawValue) }
         var body = JSONObject()
         body["providerId"] = .string(request.provider.rawValue)
         body["tokenType"] = .string(request.type.rawValue)
-        body["context"] = .object(context)
+        body["context"] = .object(request.context.jsonObject)
         return JSON.serialize(.object(body))
     }
 }

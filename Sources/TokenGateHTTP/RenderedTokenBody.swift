@@ -57,12 +57,10 @@ public struct RenderedTokenBody: TokenResponseBody {
             // The parser refuses equal keys; one built by hand replaces in place, as a JSON object would.
             if mapping.expiryKey == mapping.tokenKey { members[0].value = expiry } else { members.append((mapping.expiryKey, expiry)) }
         }
-        var contextObject = JSONObject()
-        if let name = context.parameterName, let id = context.id { contextObject[name] = .string(id.rawValue) }
         add("token", .token)
         add("tokenType", .json(.string(context.tokenType.rawValue)))
         add("providerId", .json(.string(provider.id.rawValue)))
-        add("context", .json(.object(contextObject)))
+        add("context", .json(.object(context.jsonObject)))
         add("issuedAt", .json(.integer(token.issuedAt)))
         add("expiresAt", .json(.integer(token.expiresAt)))
         add("expiresIn", .secondsLeft)

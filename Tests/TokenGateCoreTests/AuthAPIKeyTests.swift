@@ -12,7 +12,7 @@ import Testing
     private func threeClients() throws -> CallerAuthenticator {
         authenticator([
             try AuthFixtures.apiKeyClient("billing", key: "tg_billing-key"),
-            try AuthFixtures.apiKeyClient("dispatch", key: "tg_dispatch-key", allow: [.driver: .anyContext, .server: .anyContext]),
+            try AuthFixtures.apiKeyClient("dispatch", key: "tg_dispatch-key", allow: [.driver: .anyContext, .server: .wholeFleet]),
             try AuthFixtures.apiKeyClient("old-backend", key: "tg_old-key", isRevoked: true),
         ])
     }

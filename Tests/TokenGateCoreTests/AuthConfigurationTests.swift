@@ -21,7 +21,8 @@ import Testing
                   - name: dispatch
                     type: api-key
                     keySha256: ${DISPATCH_KEY_SHA256}
-                    allow: { consumer: any, server: any }
+                    allow: { consumer: any, server: whole-fleet }
+                    allowServerTokens: true
                   - name: rider-app
                     type: jwt
                     jwksFile: \(jwksPath)

@@ -20,7 +20,8 @@ import TokenGateCore
               - name: backend
                 type: api-key
                 keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6
-                allow: { consumer: any, server: any }
+                allow: { consumer: any, server: whole-fleet }
+                allowServerTokens: true
             response: { tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }
         """
 
@@ -50,7 +51,7 @@ import TokenGateCore
         #expect(provider.rateLimits.provider == nil)
         #expect(provider.backendType == "static-key")
         #expect(provider.response == ResponseMapping(tokenKey: "jwt", expiryKey: "expirationTimestamp", expiryFormat: .epochMilliseconds))
-        #expect(provider.clients.first?.allow == [.consumer: .anyContext, .server: .anyContext])
+        #expect(provider.clients.first?.allow == [.consumer: .anyContext, .server: .wholeFleet])
     }
 
     @Test(arguments: [

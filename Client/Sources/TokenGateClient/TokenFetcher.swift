@@ -68,20 +68,32 @@ struct TokenFetcher: Sendable {
         return seconds
     }
 
-    /// `{base}/v1/providers/{providerId}/tokens/{tokenType}?{parameter}={id}`, every variable part percent-encoded.
+    /// `{base}/v1/providers/{providerId}/tokens/{tokenType}?{parameter}={id}`, every variable part percent-encoded
+    /// (a batch's commas too: the gateway decodes them).
     static func url(base: URL, providerID: String, context: TokenContext) throws(TokenGateClientError) -> URL {
-        guard !context.id.isEmpty else {
-            throw TokenGateClientError(code: .invalidRequest, message: "the \(context.kind.parameterName) is empty")
+        var query: [String] = []
+        for parameter in context.parameters {
+            // A batch's every task ID must be there too: "t1,,t2" is refused by the gateway anyway.
+            let items =
+                parameter.name == TokenContext.Kind.tasks.parameterName
+                ? parameter.value.split(separator: ",", omittingEmptySubsequences: false) : [Substring(parameter.value)]
+            guard !items.contains(where: \.isEmpty) else {
+                throw TokenGateClientError(code: .invalidRequest, message: "the \(parameter.name) is empty")
+            }
+            guard let value = percentEncoded(parameter.value) else {
+                throw TokenGateClientError(code: .invalidRequest, message: "cannot encode the \(parameter.name)")
+            }
+            query.append("\(parameter.name)=\(value)")
         }
         guard !providerID.isEmpty, var components = URLComponents(url: base, resolvingAgainstBaseURL: false),
-            let provider = percentEncoded(providerID), let id = percentEncoded(context.id)
+            let provider = percentEncoded(providerID)
         else {
             throw TokenGateClientError(code: .invalidRequest, message: "cannot build a gateway URL from the base URL")
         }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }
         components.percentEncodedPath = path + "/v1/providers/\(provider)/tokens/\(context.kind.tokenType)"
-        components.percentEncodedQuery = "\(context.kind.parameterName)=\(id)"
+        components.percentEncodedQuery = query.isEmpty ? nil : query.joined(separator: "&")
         guard let url = components.url else {
             throw TokenGateClientError(code: .invalidRequest, message: "cannot build a gateway URL from the base URL")
         }

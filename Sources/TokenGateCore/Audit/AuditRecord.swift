@@ -16,8 +16,6 @@ struct AuditRecord: Sendable {
 
     /// One JSON object and a newline.
     var line: [UInt8] {
-        var context = JSONObject()
-        if let name = self.context.parameterName, let id = self.context.id { context[name] = .string(id.rawValue) }
         var caller: JSONObject = ["client": .string(self.caller.name), "kind": .string(self.caller.kind.rawValue)]
         if let subject = self.caller.subject { caller["subject"] = .string(subject) }
         var object: JSONObject = [
@@ -25,7 +23,7 @@ struct AuditRecord: Sendable {
             "event": .string("token_issued"),
             "provider": .string(provider.rawValue),
             "tokenType": .string(self.context.tokenType.rawValue),
-            "context": .object(context),
+            "context": .object(self.context.jsonObject),
             "caller": .object(caller),
             "iat": .integer(issuedAt),
             "exp": .integer(expiresAt),

@@ -26,10 +26,12 @@ public struct AuthenticatedCaller: Sendable, Hashable, CustomStringConvertible {
     /// For session tokens: the values of every claim a grant names (a string claim becomes one value); a claim
     /// that is absent or not a string or array of strings has no entry, so it grants nothing.
     let claimValues: [String: Set<String>]
+    /// Whether the client may have a trusted driver's token for every task.
+    let allowsAllTasks: Bool
 
     init(
         provider: ProviderID, name: String, kind: Kind, subject: String? = nil,
-        grants: [TokenType: ClientConfig.Grant], claimValues: [String: Set<String>] = [:]
+        grants: [TokenType: ClientConfig.Grant], claimValues: [String: Set<String>] = [:], allowsAllTasks: Bool = false
     ) {
         self.provider = provider
         self.name = name
@@ -37,6 +39,7 @@ public struct AuthenticatedCaller: Sendable, Hashable, CustomStringConvertible {
         self.subject = subject
         self.grants = grants
         self.claimValues = claimValues
+        self.allowsAllTasks = allowsAllTasks
     }
 
     /// `<kind> client <name> at <provider>`; never a credential, subject or claim value.

@@ -117,9 +117,10 @@ public final class CallerAuthenticator: Sendable {
     /// Whether `caller` may have a token for `context`; throws `forbidden`, with a reason naming the token type
     /// or claim (and the requested ID, never the caller's claim values), when not.
     ///
-    /// API-key callers get a type only when `allow` grants it `any`. Session-token callers get a context only when
-    /// its ID is one of the values of the claim their grant names (exact, case-sensitive), and never a server token
-    /// or the fleet, whatever the configuration says.
+    /// API-key callers get a type when `allow` grants it `any`. Session-token callers get a context only when each
+    /// of its IDs (a batch's every task) is one of the values of the claim their grant names (exact,
+    /// case-sensitive). A whole-fleet type needs its own `whole-fleet` grant, and a server token is never an app
+    /// user's, whatever the configuration says; a trusted driver's every-task token needs `allowAllTasks`.
     public func authorize(_ caller: AuthenticatedCaller, for context: TokenContext) throws(TokenGateError) {
         guard caller.provider == provider else {
             throw TokenGateError(.forbidden, "\(caller) is not a caller of \(provider)")
@@ -128,19 +129,22 @@ public final class CallerAuthenticator: Sendable {
         guard let grant = caller.grants[type] else {
             throw TokenGateError(.forbidden, "client \(caller.name) may not have \(type) tokens")
         }
+        if case .trustedDeliveryVehicle(_, .all) = context, !caller.allowsAllTasks {
+            throw TokenGateError(.forbidden, "client \(caller.name) may not have a token for every task (allowAllTasks)")
+        }
         switch (caller.kind, grant) {
-        case (.apiKey, .anyContext):
+        case (.apiKey, .anyContext) where !type.isWholeFleet:
             return
-        case (.sessionToken, .claim(let claim)):
-            // Wildcard tokens open a whole fleet: never for an app user, even if a grant were built by hand.
-            guard type != .server, let id = context.id else {
-                throw TokenGateError(.forbidden, "server tokens are never vended to session-token client \(caller.name)")
-            }
-            guard caller.claimValues[claim]?.contains(id.rawValue) == true else {
+        case (.apiKey, .wholeFleet) where type.isWholeFleet, (.sessionToken, .wholeFleet) where type.isWholeFleet && type != .server:
+            return
+        case (.sessionToken, .claim(let claim)) where !type.isWholeFleet:
+            let listed = caller.claimValues[claim] ?? []
+            guard context.grantedIDs.allSatisfy({ listed.contains($0.rawValue) }) else {
                 throw TokenGateError(
                     .forbidden, "\(context) is not listed in claim '\(claim)' of client \(caller.name)'s session token")
             }
-        case (.apiKey, .claim), (.sessionToken, .anyContext):
+        default:
+            // Only a grant built by hand gets here: the configuration parser refuses these combinations.
             throw TokenGateError(.forbidden, "client \(caller.name) has an unusable grant for \(type) tokens")
         }
     }
@@ -171,7 +175,8 @@ public final class CallerAuthenticator: Sendable {
         guard !match.client.isRevoked else {
             throw TokenGateError(.unauthenticated, "revoked client \(match.client.name)")
         }
-        return AuthenticatedCaller(provider: provider, name: match.client.name, kind: .apiKey, grants: match.client.allow)
+        return AuthenticatedCaller(
+            provider: provider, name: match.client.name, kind: .apiKey, grants: match.client.allow, allowsAllTasks: match.client.allowsAllTasks)
     }
 
     private func authenticateSessionToken(_ token: String) throws(TokenGateError) -> AuthenticatedCaller {
@@ -238,7 +243,7 @@ public final class CallerAuthenticator: Sendable {
         }
         return AuthenticatedCaller(
             provider: provider, name: client.name, kind: .sessionToken, subject: claims["sub"]?.stringValue,
-            grants: client.allow, claimValues: values)
+            grants: client.allow, claimValues: values, allowsAllTasks: client.allowsAllTasks)
     }
 
     static func policy(for settings: SessionTokenSettings) -> ValidationPolicy {

@@ -4,7 +4,7 @@ import JOSE
 extension ClientConfig {
     static let keys: Set<String> = [
         "name", "type", "keySha256", "jwksFile", "jwksUrl", "refreshInterval", "issuer", "audience", "allow", "revoked",
-        "requiredForReadiness",
+        "requiredForReadiness", "allowServerTokens", "allowAllTasks",
     ]
 
     /// Parses one entry of a provider's `clients:` list.
@@ -23,9 +23,32 @@ extension ClientConfig {
         case let other:
             throw typeNode.error("unknown client type '\(other)'; expected api-key or jwt")
         }
-        let allow = try parseAllow(mapping.required("allow"), credential: credential)
+        let allowNode = try mapping.required("allow")
+        let allow = try parseAllow(allowNode, credential: credential)
         let isRevoked = try mapping.optional("revoked")?.bool() ?? false
-        return ClientConfig(name: name, credential: credential, allow: allow, isRevoked: isRevoked)
+        // Both switches say yes twice: in `allow` and here, so one stray line cannot open a fleet.
+        let allowServerTokens = try mapping.optional("allowServerTokens")?.bool() ?? false
+        if allow[.server] != nil, !allowServerTokens {
+            throw allowNode.error(
+                "server tokens open the whole on-demand fleet; a client that needs them must also say allowServerTokens: true "
+                    + "(Google recommends Application Default Credentials for backends instead)")
+        }
+        if allowServerTokens, allow[.server] == nil, let node = mapping.optional("allowServerTokens") {
+            throw node.error("allowServerTokens without `server: whole-fleet` in allow does nothing; remove it or grant server")
+        }
+        if allowServerTokens, let node = mapping.optional("allowServerTokens") {
+            node.warn(
+                "client \(name) may have server tokens (all wildcards: a leaked one opens the whole fleet); Google recommends "
+                    + "that backends call Fleet Engine with Application Default Credentials instead of JWTs")
+        }
+        var allowsAllTasks = false
+        if let node = mapping.optional("allowAllTasks") {
+            allowsAllTasks = try node.bool()
+            if allowsAllTasks, allow[.trustedDeliveryDriver] == nil {
+                throw node.error("allowAllTasks is for trusted-delivery-driver tokens; this client is not allowed them")
+            }
+        }
+        return ClientConfig(name: name, credential: credential, allow: allow, isRevoked: isRevoked, allowsAllTasks: allowsAllTasks)
     }
 
     private static func rejectKeys(_ names: [String], in mapping: ConfigMapping, for type: String) throws {
@@ -93,14 +116,21 @@ extension ClientConfig {
             }
             let grant: Grant
             if value.yaml.scalar != nil {
-                guard try value.string() == "any" else { throw value.error("expected 'any' or { claim: NAME }") }
-                grant = .anyContext
+                switch try value.string() {
+                case "any": grant = .anyContext
+                case "whole-fleet": grant = .wholeFleet
+                default: throw value.error("expected 'any', 'whole-fleet' or { claim: NAME }")
+                }
             } else {
                 grant = .claim(try value.mapping(allowedKeys: ["claim"]).required("claim").nonEmptyString())
             }
             switch (credential, type, grant) {
             case (.jwt, .server, _):
                 throw value.error("server tokens open the whole fleet and are never vended to a jwt client")
+            case (_, _, .wholeFleet) where !type.isWholeFleet:
+                throw value.error("'whole-fleet' is only for fleet-reader, delivery-fleet-reader and server tokens")
+            case (_, _, _) where type.isWholeFleet && grant != .wholeFleet:
+                throw value.error("\(type) tokens are wildcards over the whole fleet and are granted only by name: '\(type): whole-fleet'")
             case (.jwt, _, .anyContext):
                 throw value.error("a jwt client must name the session-token claim that lists its contexts: { claim: NAME }")
             case (.apiKey, _, .claim):

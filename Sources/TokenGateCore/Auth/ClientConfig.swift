@@ -16,6 +16,9 @@ public struct ClientConfig: Sendable {
         case anyContext
         /// Only contexts listed in this claim of the caller's session token (a string or an array of strings).
         case claim(String)
+        /// The wildcard token of a whole-fleet type (`fleet-reader`, `delivery-fleet-reader`, `server`), granted by
+        /// name: `any` never grants one.
+        case wholeFleet
     }
 
     /// A unique name, used in logs and rate-limit keys.
@@ -26,13 +29,16 @@ public struct ClientConfig: Sendable {
     public var allow: [TokenType: Grant]
     /// A revoked client is refused as if its credential were wrong, and the log says why.
     public var isRevoked: Bool
+    /// Whether this client's `trusted-delivery-driver` tokens may carry `taskid: "*"` (`allowAllTasks: true`).
+    public var allowsAllTasks: Bool
 
     /// Creates a client.
-    public init(name: String, credential: Credential, allow: [TokenType: Grant], isRevoked: Bool = false) {
+    public init(name: String, credential: Credential, allow: [TokenType: Grant], isRevoked: Bool = false, allowsAllTasks: Bool = false) {
         self.name = name
         self.credential = credential
         self.allow = allow
         self.isRevoked = isRevoked
+        self.allowsAllTasks = allowsAllTasks
     }
 }
 

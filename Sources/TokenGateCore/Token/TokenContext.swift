@@ -1,6 +1,6 @@
 public import JOSE
 
-/// What one token is for: the trip, vehicle, task or shipment it is scoped to.
+/// What one token is for: the trip, vehicle, task or shipment it is scoped to, or a whole fleet.
 public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
     /// A trip, for `consumer` tokens.
     case trip(ContextID)
@@ -8,12 +8,38 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
     case vehicle(ContextID)
     /// A delivery vehicle, for `delivery-driver` tokens.
     case deliveryVehicle(ContextID)
+    /// A delivery vehicle and its task (or every task), for `trusted-delivery-driver` tokens.
+    case trustedDeliveryVehicle(ContextID, task: TaskScope)
     /// A shipment tracking ID, for `delivery-consumer` tokens.
     case tracking(ContextID)
     /// A task ID, for `delivery-consumer` tokens.
     case task(ContextID)
-    /// The whole fleet, for `server` tokens only.
+    /// Several tasks, for `batch-tasks` tokens.
+    case tasks(TaskIDList)
+    /// Every on-demand and delivery entity, read only, for `fleet-reader` tokens.
+    case fleetReader
+    /// Every delivery entity, read only, for `delivery-fleet-reader` tokens.
+    case deliveryFleetReader
+    /// The whole on-demand fleet, for `server` tokens only.
     case fleet
+
+    /// The `taskid` of a trusted delivery driver's token.
+    public enum TaskScope: Sendable, Hashable, CustomStringConvertible {
+        /// One task.
+        case one(ContextID)
+        /// Every task (`*`): only for a client marked `allowAllTasks`.
+        case all
+
+        /// The claim and parameter value.
+        public var rawValue: String {
+            switch self {
+            case .one(let id): id.rawValue
+            case .all: "*"
+            }
+        }
+
+        public var description: String { rawValue }
+    }
 
     /// The token type this context belongs to.
     public var tokenType: TokenType {
@@ -21,29 +47,73 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
         case .trip: .consumer
         case .vehicle: .driver
         case .deliveryVehicle: .deliveryDriver
+        case .trustedDeliveryVehicle: .trustedDeliveryDriver
         case .tracking, .task: .deliveryConsumer
+        case .tasks: .batchTasks
+        case .fleetReader: .fleetReader
+        case .deliveryFleetReader: .deliveryFleetReader
         case .fleet: .server
         }
     }
 
-    /// The ID, or `nil` for the fleet.
+    /// The one entity the context is about (a trusted driver's vehicle), or `nil` for batches and whole fleets.
     public var id: ContextID? {
         switch self {
-        case .trip(let id), .vehicle(let id), .deliveryVehicle(let id), .tracking(let id), .task(let id): id
-        case .fleet: nil
+        case .trip(let id), .vehicle(let id), .deliveryVehicle(let id), .trustedDeliveryVehicle(let id, _), .tracking(let id),
+            .task(let id):
+            id
+        case .tasks, .fleetReader, .deliveryFleetReader, .fleet: nil
         }
     }
 
-    /// The request parameter that names this context (`tripId`, `vehicleId`, …), as in URLs and responses.
+    /// The request parameter that names ``id`` (`tripId`, `vehicleId`, …).
     public var parameterName: String? {
         switch self {
         case .trip: "tripId"
         case .vehicle: "vehicleId"
-        case .deliveryVehicle: "deliveryVehicleId"
+        case .deliveryVehicle, .trustedDeliveryVehicle: "deliveryVehicleId"
         case .tracking: "trackingId"
         case .task: "taskId"
-        case .fleet: nil
+        case .tasks, .fleetReader, .deliveryFleetReader, .fleet: nil
         }
+    }
+
+    /// Every ID a caller must be allowed to have this context: the entity's, or each task of a batch. A trusted
+    /// driver is authorized by the vehicle it drives; its task is part of the token's scope, not of the grant.
+    public var grantedIDs: [ContextID] {
+        switch self {
+        case .tasks(let list): list.ids
+        default: id.map { [$0] } ?? []
+        }
+    }
+
+    /// Whether the token's claim legitimately holds a `*`: whole-fleet types and a trusted driver's every task.
+    public var hasWildcard: Bool {
+        switch self {
+        case .trustedDeliveryVehicle(_, .all), .fleetReader, .deliveryFleetReader, .fleet: true
+        default: false
+        }
+    }
+
+    /// The request parameters that name this context, in a fixed order, as the API spells them (`taskIds` is a
+    /// comma-separated list); empty for the whole-fleet types.
+    public var parameters: [(name: String, value: String)] {
+        switch self {
+        case .trustedDeliveryVehicle(let vehicle, let task): [("deliveryVehicleId", vehicle.rawValue), ("taskId", task.rawValue)]
+        case .tasks(let list): [("taskIds", list.ids.map(\.rawValue).joined(separator: ","))]
+        default:
+            if let parameterName, let id { [(parameterName, id.rawValue)] } else { [] }
+        }
+    }
+
+    /// The context as a JSON object for response bodies, audit lines and upstream requests (`taskIds` an array).
+    public var jsonObject: JSONObject {
+        var object = JSONObject()
+        switch self {
+        case .tasks(let list): object["taskIds"] = .array(list.ids.map { .string($0.rawValue) })
+        default: for (name, value) in parameters { object[name] = .string(value) }
+        }
+        return object
     }
 
     /// The exact `authorization` claim Fleet Engine expects for this context (keys are lower case).
@@ -52,19 +122,31 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
         case .trip(let id): JSONObject(["tripid": .string(id.rawValue)])
         case .vehicle(let id): JSONObject(["vehicleid": .string(id.rawValue)])
         case .deliveryVehicle(let id): JSONObject(["deliveryvehicleid": .string(id.rawValue)])
+        case .trustedDeliveryVehicle(let id, let task):
+            JSONObject(["deliveryvehicleid": .string(id.rawValue), "taskid": .string(task.rawValue)])
         case .tracking(let id): JSONObject(["trackingid": .string(id.rawValue)])
         case .task(let id): JSONObject(["taskid": .string(id.rawValue)])
+        case .tasks(let list): JSONObject(["taskids": .array(list.ids.map { .string($0.rawValue) })])
+        case .fleetReader:
+            JSONObject([
+                "tripid": .string("*"), "vehicleid": .string("*"), "taskid": .string("*"), "trackingid": .string("*"),
+                "deliveryvehicleid": .string("*"),
+            ])
+        case .deliveryFleetReader:
+            JSONObject(["taskid": .string("*"), "trackingid": .string("*"), "deliveryvehicleid": .string("*")])
         case .fleet: JSONObject(["tripid": .string("*"), "vehicleid": .string("*")])
         }
     }
 
     public var description: String {
-        guard let id, let parameterName else { return "fleet" }
-        return "\(parameterName)=\(id)"
+        let parameters = self.parameters
+        guard !parameters.isEmpty else { return tokenType == .server ? "fleet" : "whole fleet" }
+        return parameters.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
     }
 
     /// Builds the context for `type` from the request parameters an app or operator gave, or explains what is
-    /// wrong. `parameters` maps `tripId`, `vehicleId`, `deliveryVehicleId`, `trackingId`, `taskId` to raw values.
+    /// wrong. `parameters` maps `tripId`, `vehicleId`, `deliveryVehicleId`, `trackingId`, `taskId`, `taskIds` to
+    /// raw values.
     public static func parse(type: TokenType, parameters: [String: String]) throws(ContextError) -> TokenContext {
         func id(_ name: String) throws(ContextError) -> ContextID? {
             guard let raw = parameters[name] else { return nil }
@@ -73,7 +155,7 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
         }
         // Counted rather than collected: the sorted list of names is only needed to explain a refusal.
         let givenCount = parameters.keys.reduce(0) { $0 + (Self.allParameterNames.contains($1) ? 1 : 0) }
-        func only(_ name: String) -> Bool { givenCount == 1 && parameters[name] != nil }
+        func only(_ names: String...) -> Bool { givenCount == names.count && names.allSatisfy { parameters[$0] != nil } }
         var given: [String] { parameters.keys.filter(Self.allParameterNames.contains).sorted() }
         switch type {
         case .consumer:
@@ -87,18 +169,55 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
                 throw .wrongParameters(type, given)
             }
             return .deliveryVehicle(vehicle)
+        case .trustedDeliveryDriver:
+            guard only("deliveryVehicleId", "taskId"), let vehicle = try id("deliveryVehicleId") else {
+                throw .wrongParameters(type, given)
+            }
+            if parameters["taskId"] == "*" { return .trustedDeliveryVehicle(vehicle, task: .all) }
+            guard let task = try id("taskId") else { throw .wrongParameters(type, given) }
+            return .trustedDeliveryVehicle(vehicle, task: .one(task))
         case .deliveryConsumer:
             if only("trackingId"), let tracking = try id("trackingId") { return .tracking(tracking) }
             if only("taskId"), let task = try id("taskId") { return .task(task) }
             throw .wrongParameters(type, given)
-        case .server:
+        case .batchTasks:
+            guard only("taskIds"), let raw = parameters["taskIds"] else { throw .wrongParameters(type, given) }
+            return .tasks(try TaskIDList(commaSeparated: raw))
+        case .fleetReader, .deliveryFleetReader, .server:
             guard givenCount == 0 else { throw .wrongParameters(type, given) }
-            return .fleet
+            return type == .fleetReader ? .fleetReader : type == .deliveryFleetReader ? .deliveryFleetReader : .fleet
         }
     }
 
     /// Every parameter name that names a context.
-    public static let allParameterNames: Set<String> = ["tripId", "vehicleId", "deliveryVehicleId", "trackingId", "taskId"]
+    public static let allParameterNames: Set<String> = ["tripId", "vehicleId", "deliveryVehicleId", "trackingId", "taskId", "taskIds"]
+}
+
+/// The tasks of a `batch-tasks` token: 1 to ``maxCount`` distinct task IDs, in the order the caller gave them.
+public struct TaskIDList: Sendable, Hashable {
+    /// The most tasks one token may name; 25 IDs of 64 characters still fit a 2 KiB request URL.
+    public static let maxCount = 25
+
+    /// The task IDs.
+    public let ids: [ContextID]
+
+    /// The list, or why it is not one: empty, too long, a bad ID, or an ID twice.
+    public init(_ ids: [ContextID]) throws(ContextError) {
+        guard (1...Self.maxCount).contains(ids.count) else { throw .invalidTaskList("name 1 to \(Self.maxCount) task IDs") }
+        guard Set(ids).count == ids.count else { throw .invalidTaskList("a task ID is listed twice") }
+        self.ids = ids
+    }
+
+    /// Parses `t1,t2,…`.
+    public init(commaSeparated raw: String) throws(ContextError) {
+        var ids: [ContextID] = []
+        for part in raw.split(separator: ",", omittingEmptySubsequences: false) {
+            guard ids.count < Self.maxCount else { throw .invalidTaskList("name 1 to \(Self.maxCount) task IDs") }
+            guard let id = ContextID(String(part)) else { throw .invalidID(parameter: "taskIds") }
+            ids.append(id)
+        }
+        try self.init(ids)
+    }
 }
 
 /// Why request parameters do not name a valid context.
@@ -107,13 +226,18 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidID(parameter: String)
     /// The parameters given do not fit the token type.
     case wrongParameters(TokenType, [String])
+    /// `taskIds` is empty, too long or repeats an ID.
+    case invalidTaskList(String)
 
     public var description: String {
         switch self {
         case .invalidID(let parameter):
             "\(parameter) must be 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + = (never '*')"
+                + (parameter == "taskIds" ? ", separated by commas" : "")
         case .wrongParameters(let type, let given):
             "a \(type) token needs \(Self.expectation(for: type)); got \(given.isEmpty ? "none" : given.joined(separator: ", "))"
+        case .invalidTaskList(let problem):
+            "taskIds: \(problem)"
         }
     }
 
@@ -122,8 +246,10 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
         case .consumer: "tripId"
         case .driver: "vehicleId"
         case .deliveryDriver: "deliveryVehicleId"
+        case .trustedDeliveryDriver: "deliveryVehicleId and taskId (a task ID, or '*' for every task)"
         case .deliveryConsumer: "trackingId or taskId (exactly one)"
-        case .server: "no context parameter"
+        case .batchTasks: "taskIds (comma-separated task IDs)"
+        case .fleetReader, .deliveryFleetReader, .server: "no context parameter"
         }
     }
 }

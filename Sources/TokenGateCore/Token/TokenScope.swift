@@ -2,32 +2,57 @@ public import JOSE
 
 /// Reads the context a token claims to be for, from its `authorization` claim.
 public enum TokenScope {
-    /// The context named by `claims["authorization"]`, if it is exactly one known shape.
+    /// The context named by `claims["authorization"]`, if it is exactly one known shape. A `*` is accepted only
+    /// where a type's claim has one (the whole-fleet types, a trusted driver's `taskid`).
     public static func context(of claims: JSONObject) throws(TokenRejection) -> TokenContext {
         guard case .object(let authorization)? = claims["authorization"] else {
             throw TokenRejection(.wrongContext, "the token has no authorization claim object")
         }
-        if authorization == TokenContext.fleet.authorizationClaim { return .fleet }
-        guard authorization.count == 1, let (name, value) = authorization.first(where: { _ in true }),
-            case .string(let raw) = value
-        else {
+        for wholeFleet in [TokenContext.fleet, .fleetReader, .deliveryFleetReader] where authorization == wholeFleet.authorizationClaim {
+            return wholeFleet
+        }
+        func string(_ name: String) throws(TokenRejection) -> String {
+            guard case .string(let raw)? = authorization[name] else {
+                throw TokenRejection(.wrongContext, "the authorization claim's \(name) is not a string")
+            }
+            if raw == "*" { throw TokenRejection(.wildcardClaim, "\(name) is '*': a wildcard is never a client token") }
+            return raw
+        }
+        let type: TokenType
+        var parameters: [String: String] = [:]
+        switch Set(authorization.map(\.key)) {
+        case ["tripid"]: (type, parameters["tripId"]) = (.consumer, try string("tripid"))
+        case ["vehicleid"]: (type, parameters["vehicleId"]) = (.driver, try string("vehicleid"))
+        case ["deliveryvehicleid"]: (type, parameters["deliveryVehicleId"]) = (.deliveryDriver, try string("deliveryvehicleid"))
+        case ["trackingid"]: (type, parameters["trackingId"]) = (.deliveryConsumer, try string("trackingid"))
+        case ["taskid"]: (type, parameters["taskId"]) = (.deliveryConsumer, try string("taskid"))
+        case ["deliveryvehicleid", "taskid"]:
+            type = .trustedDeliveryDriver
+            parameters["deliveryVehicleId"] = try string("deliveryvehicleid")
+            parameters["taskId"] = authorization["taskid"] == .string("*") ? "*" : try string("taskid")
+        case ["taskids"]:
+            guard case .array(let items)? = authorization["taskids"] else {
+                throw TokenRejection(.wrongContext, "the authorization claim's taskids is not an array")
+            }
+            var ids: [ContextID] = []
+            for item in items {
+                guard case .string(let raw) = item, let id = ContextID(raw) else {
+                    throw TokenRejection(.wrongContext, "the authorization claim's taskids holds an invalid task ID")
+                }
+                ids.append(id)
+            }
+            do {
+                return .tasks(try TaskIDList(ids))
+            } catch {
+                throw TokenRejection(.wrongContext, "the authorization claim's \(error)")
+            }
+        default:
             throw TokenRejection(.wrongContext, "the authorization claim is not one Fleet Engine context")
         }
-        let parameter: String
-        switch name {
-        case "tripid": parameter = "tripId"
-        case "vehicleid": parameter = "vehicleId"
-        case "deliveryvehicleid": parameter = "deliveryVehicleId"
-        case "trackingid": parameter = "trackingId"
-        case "taskid": parameter = "taskId"
-        default: throw TokenRejection(.wrongContext, "unknown authorization claim '\(name)'")
-        }
-        if raw == "*" { throw TokenRejection(.wildcardClaim, "\(name) is '*': a wildcard is never a client token") }
-        let type: TokenType = ["tripId": .consumer, "vehicleId": .driver, "deliveryVehicleId": .deliveryDriver][parameter] ?? .deliveryConsumer
         do {
-            return try TokenContext.parse(type: type, parameters: [parameter: raw])
+            return try TokenContext.parse(type: type, parameters: parameters)
         } catch {
-            throw TokenRejection(.wrongContext, "the authorization claim's \(name) is not a valid ID")
+            throw TokenRejection(.wrongContext, "the authorization claim does not name a valid context: \(error)")
         }
     }
 

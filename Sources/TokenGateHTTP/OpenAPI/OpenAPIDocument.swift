@@ -56,13 +56,17 @@ public enum OpenAPIDocument {
                     "operationId": "getToken",
                     "tags": ["tokens"],
                     "summary": "A token for one context",
-                    "description": """
+                    "description": .string(
+                        """
                         A verified token for the context the query names: `tripId` (consumer), `vehicleId` (driver), \
-                        `deliveryVehicleId` (delivery-driver), `trackingId` or `taskId` (delivery-consumer), none (server). \
+                        `deliveryVehicleId` (delivery-driver), `deliveryVehicleId` and `taskId` (trusted-delivery-driver; \
+                        `taskId=*` only for clients allowed every task), `trackingId` or `taskId` (delivery-consumer), \
+                        `taskIds` (batch-tasks: 1 to \(TaskIDList.maxCount) comma-separated task IDs), none \
+                        (fleet-reader, delivery-fleet-reader, server: granted only by name). \
                         A provider with a `response:` mapping answers 200 in the shape its apps already parse instead.
-                        """,
+                        """),
                     "security": [.object(["bearer": []])],
-                    "parameters": .array(["tripId", "vehicleId", "deliveryVehicleId", "trackingId", "taskId"].map(contextParameter)),
+                    "parameters": .array(["tripId", "vehicleId", "deliveryVehicleId", "trackingId", "taskId"].map(contextParameter) + [taskIDsParameter]),
                     "responses": responses(
                         .token,
                         [
@@ -192,6 +196,16 @@ public enum OpenAPIDocument {
         ])
     }
 
+    static var taskIDsParameter: JSONValue {
+        .object([
+            "name": "taskIds", "in": "query", "required": false,
+            "description": .string("1 to \(TaskIDList.maxCount) distinct task IDs, comma-separated (batch-tasks)."),
+            "schema": .object([
+                "type": "string", "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}(,[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)})*$"),
+            ]),
+        ])
+    }
+
     static let noStore: JSONValue = .object(["schema": .object(["type": "string", "const": "no-store"])])
     static let requestIDHeader: JSONValue = .object([
         "description": "The request's ID: its own when well-formed, else one the gateway made.",
@@ -279,7 +293,13 @@ public enum OpenAPIDocument {
                     "token": .object(["type": "string", "description": "The compact JWS (RS256), at most one hour of life."]),
                     "tokenType": .object(["type": "string", "enum": .array(TokenType.allCases.map { .string($0.rawValue) })]),
                     "providerId": .object(["type": "string"]),
-                    "context": .object(["type": "object", "additionalProperties": .object(["type": "string"])]),
+                    "context": .object([
+                        "type": "object",
+                        "description": "The request's context parameters; `taskIds` as an array.",
+                        "additionalProperties": .object([
+                            "oneOf": [.object(["type": "string"]), .object(["type": "array", "items": .object(["type": "string"])])]
+                        ]),
+                    ]),
                     "issuedAt": epochSeconds,
                     "expiresAt": epochSeconds,
                     "expiresIn": .object(["type": "integer", "description": "seconds from now"]),

@@ -4,7 +4,10 @@ import TokenGateCore
 
 /// `--type` and the context options that name a trip, vehicle, task or shipment.
 struct ContextOptions: ParsableArguments {
-    @Option(name: .long, help: "Token type: consumer, driver, delivery-driver, delivery-consumer or server.")
+    @Option(
+        name: .long,
+        help: "Token type: consumer, driver, delivery-driver, trusted-delivery-driver, delivery-consumer, batch-tasks, fleet-reader, delivery-fleet-reader or server."
+    )
     var type: String?
 
     @Option(name: .customLong("trip-id"), help: "The trip (consumer tokens).")
@@ -19,13 +22,16 @@ struct ContextOptions: ParsableArguments {
     @Option(name: .customLong("tracking-id"), help: "The shipment tracking ID (delivery-consumer tokens).")
     var trackingID: String?
 
-    @Option(name: .customLong("task-id"), help: "The task ID (delivery-consumer tokens).")
+    @Option(name: .customLong("task-id"), help: "The task ID (delivery-consumer tokens; trusted-delivery-driver: an ID or '*').")
     var taskID: String?
+
+    @Option(name: .customLong("task-ids"), help: "Comma-separated task IDs (batch-tasks tokens).")
+    var taskIDs: String?
 
     // Core messages name request parameters; on the command line they are options.
     private static let optionNames = [
         ("deliveryVehicleId", "--delivery-vehicle-id"), ("tripId", "--trip-id"), ("vehicleId", "--vehicle-id"),
-        ("trackingId", "--tracking-id"), ("taskId", "--task-id"),
+        ("trackingId", "--tracking-id"), ("taskIds", "--task-ids"), ("taskId", "--task-id"),
     ]
 
     var parameters: [String: String] {
@@ -35,6 +41,7 @@ struct ContextOptions: ParsableArguments {
         parameters["deliveryVehicleId"] = deliveryVehicleID
         parameters["trackingId"] = trackingID
         parameters["taskId"] = taskID
+        parameters["taskIds"] = taskIDs
         return parameters
     }
 
@@ -55,7 +62,11 @@ struct ContextOptions: ParsableArguments {
             case ["vehicleId"]: type = .driver
             case ["deliveryVehicleId"]: type = .deliveryDriver
             case ["trackingId"], ["taskId"]: type = .deliveryConsumer
-            default: throw CLIFailure(.usage, "give --type, or exactly one of --trip-id, --vehicle-id, --delivery-vehicle-id, --tracking-id, --task-id")
+            case ["deliveryVehicleId", "taskId"]: type = .trustedDeliveryDriver
+            case ["taskIds"]: type = .batchTasks
+            default:
+                throw CLIFailure(
+                    .usage, "give --type, or the ID options of one type (--trip-id, --vehicle-id, --delivery-vehicle-id [--task-id], --tracking-id, --task-id, --task-ids)")
             }
         }
         do {

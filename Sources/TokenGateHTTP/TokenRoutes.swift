@@ -22,6 +22,8 @@ public struct TokenRoutes: Sendable {
     /// Every path ``register(on:)`` adds, with the methods it answers (the `Allow` of a 405).
     static let table = RouteTable([
         .init(path: tokenPath, allow: "GET, OPTIONS"),
+        .init(path: samplesPath, allow: "GET, OPTIONS"),
+        .init(path: samplesContextPath, allow: "GET, OPTIONS"),
         .init(path: jwksPath, allow: "GET"),
         .init(path: "/healthz", allow: "GET"),
         .init(path: "/readyz", allow: "GET"),
@@ -34,6 +36,14 @@ public struct TokenRoutes: Sendable {
         }
         router.on(RouterPath(Self.tokenPath), method: .options) { request, context in
             try self.preflight(request, context)
+        }
+        for path in [Self.samplesPath, Self.samplesContextPath] {
+            router.get(RouterPath(path)) { request, context in
+                await self.sampleToken(request, context)
+            }
+            router.on(RouterPath(path), method: .options) { request, context in
+                try self.preflight(request, context)
+            }
         }
         router.get(RouterPath(Self.jwksPath)) { _, context in
             let bytes = try self.service.publicKeys(providerID: context.parameters.get("providerId") ?? "")
@@ -75,23 +85,41 @@ public struct TokenRoutes: Sendable {
 
     static let healthBody = Array(#"{"status":"ok"}"#.utf8)
 
-    /// Answers errors itself rather than throwing them, so a browser's request gets its CORS headers on a 401 or
-    /// 429 too and the page can read why.
+    /// `GET …/tokens/{tokenType}?{context}`: TokenGate's own body, or the provider's `response:` shape.
     private func token(_ request: Request, _ context: TokenGateRequestContext) async -> Response {
+        await serve(request, context) { request throws(TokenGateError) in
+            (context.parameters.get("tokenType") ?? "", try QueryParameters.parse(request.uri.query, limits: limits))
+        } render: { grant in
+            Self.json(TokenResponse.body(for: grant, now: clock.wallSeconds()), status: .ok, cacheControl: "no-store")
+        }
+    }
+
+    /// One token request, whatever route it came by: `resolve` names the token type and context parameters (or
+    /// refuses), `render` makes the answer. Answers errors itself rather than throwing them, so a browser's request
+    /// gets its CORS headers on a 401 or 429 too and the page can read why.
+    func serve(
+        _ request: Request, _ context: TokenGateRequestContext,
+        resolve: (Request) throws(TokenGateError) -> (tokenType: String, parameters: [String: String]),
+        render: (TokenGrant) -> Response
+    ) async -> Response {
         var response: Response
         do throws(TokenGateError) {
             let query: TokenQuery
             do throws(TokenGateError) {
-                query = try parse(request, context)
+                let authorization = try checkedAuthorization(request)
+                let (tokenType, parameters) = try resolve(request)
+                query = TokenQuery(
+                    providerID: context.parameters.get("providerId") ?? "", tokenType: tokenType, parameters: parameters,
+                    authorization: authorization, peer: context.peer, requestID: context.requestID)
             } catch {
                 // Refused before the service saw it; counted and logged with the service's own denials.
                 service.recordDenial(
-                    error, providerID: context.parameters.get("providerId") ?? "", tokenType: context.parameters.get("tokenType") ?? "",
+                    error, providerID: context.parameters.get("providerId") ?? "",
+                    tokenType: context.parameters.get("tokenType") ?? context.parameters.get("sampleType") ?? "",
                     peer: context.peer, requestID: context.requestID)
                 throw error
             }
-            let grant = try await service.token(for: query)
-            response = Self.json(TokenResponse.body(for: grant, now: clock.wallSeconds()), status: .ok, cacheControl: "no-store")
+            response = render(try await service.token(for: query))
         } catch {
             response = error.response()
         }
@@ -102,8 +130,8 @@ public struct TokenRoutes: Sendable {
         return response
     }
 
-    /// Turns the request into a `TokenQuery`, refusing oversized or repeated parts before anything else runs.
-    private func parse(_ request: Request, _ context: TokenGateRequestContext) throws(TokenGateError) -> TokenQuery {
+    /// The `Authorization` value, after refusing an oversized URL or `Authorization` before anything else runs.
+    private func checkedAuthorization(_ request: Request) throws(TokenGateError) -> String? {
         guard request.uri.string.utf8.count <= limits.maxTargetBytes else {
             throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
         }
@@ -111,15 +139,7 @@ public struct TokenRoutes: Sendable {
         if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
             throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
         }
-        let parameters = try QueryParameters.parse(request.uri.query, limits: limits)
-        return TokenQuery(
-            providerID: context.parameters.get("providerId") ?? "",
-            tokenType: context.parameters.get("tokenType") ?? "",
-            parameters: parameters,
-            authorization: authorization,
-            peer: context.peer,
-            requestID: context.requestID
-        )
+        return authorization
     }
 
     /// The `Authorization` value, as `headers[.authorization]` gives it. That subscript joins the values of every

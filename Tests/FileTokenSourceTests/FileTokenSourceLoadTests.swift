@@ -13,6 +13,8 @@ import TokenGateCore
         let contexts: [TokenContext] = [
             .trip(.id("trip-42")), .vehicle(.id("vehicle-7")), .deliveryVehicle(.id("van-3")),
             .tracking(.id("track-1")), .task(.id("task-9")), .fleet,
+            .trustedDeliveryVehicle(.id("van-3"), task: .all), .trustedDeliveryVehicle(.id("van-3"), task: .one(.id("task-9"))),
+            .tasks(try TaskIDList([.id("task-1"), .id("task-2")])), .fleetReader, .deliveryFleetReader,
         ]
         let tokens = try Dictionary(uniqueKeysWithValues: contexts.map { ($0, try Fixture.token($0)) })
         try fixture.write(
@@ -29,6 +31,14 @@ import TokenGateCore
               task:
                 task-9: \(tokens[.task(.id("task-9"))]!)
             server: \(tokens[.fleet]!)
+            trusted-delivery-driver:
+              van-3:
+                "*": \(tokens[.trustedDeliveryVehicle(.id("van-3"), task: .all)]!)
+                task-9: \(tokens[.trustedDeliveryVehicle(.id("van-3"), task: .one(.id("task-9")))]!)
+            batch-tasks:
+              "task-1,task-2": \(tokens[.tasks(try TaskIDList([.id("task-1"), .id("task-2")]))]!)
+            fleet-reader: \(tokens[.fleetReader]!)
+            delivery-fleet-reader: \(tokens[.deliveryFleetReader]!)
             """
         )
         let source = try await fixture.makeSource()

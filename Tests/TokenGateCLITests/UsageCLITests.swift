@@ -20,9 +20,9 @@ import Testing
         Misuse(arguments: ["mint"] + provider + ["--type", "driver", "--trip-id", "t-1"], message: "--vehicle-id"),
         Misuse(arguments: ["verify-token", "a.b.c"] + provider + ["--type", "driver", "--trip-id", "t-1"], message: "--vehicle-id"),
         Misuse(arguments: ["mint"] + provider + ["--type", "taxi", "--trip-id", "t-1"], message: "unknown --type 'taxi'"),
-        Misuse(arguments: ["mint"] + provider, message: "give --type, or exactly one of"),
+        Misuse(arguments: ["mint"] + provider, message: "give --type, or the ID options of one type"),
         Misuse(arguments: ["mint"] + provider + ["--vehicle-id", "v-1"], message: "no signing key is configured for driver tokens"),
-        Misuse(arguments: ["mint"] + provider + ["--trip-id", "t-1", "--vehicle-id", "v-1"], message: "give --type, or exactly one of"),
+        Misuse(arguments: ["mint"] + provider + ["--trip-id", "t-1", "--vehicle-id", "v-1"], message: "give --type, or the ID options of one type"),
         Misuse(
             arguments: ["mint", "--config", "config.yaml", "--provider", "other-fleet", "--trip-id", "t-1"],
             message: "no provider 'other-fleet'; it declares: acme-rides"),

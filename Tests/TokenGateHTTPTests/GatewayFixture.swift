@@ -33,6 +33,7 @@ struct GatewayFixture {
             """
             \(serverLine)providers:
               acme-rides:
+                compatibility: google-samples
                 cache: \(cache)
                 rateLimits: \(rateLimits)
             \(responseLine)\(corsLine)    backend:

@@ -88,7 +88,7 @@ public struct ConfigurationParser: Sendable {
 
     private func parseProvider(_ id: ProviderID, _ node: ConfigNode, defaults: Defaults) throws -> ProviderSettings {
         let mapping = try node.mapping(allowedKeys: [
-            "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors",
+            "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors", "compatibility",
         ])
         let settings = try parseOverrides(mapping, over: defaults)
         let backend = try mapping.required("backend")
@@ -117,10 +117,19 @@ public struct ConfigurationParser: Sendable {
             clients: clients,
             response: try mapping.optional("response").map(ResponseMapping.parse),
             cors: try mapping.optional("cors").map(CORSPolicy.parse),
+            answersGoogleSampleRoutes: try mapping.optional("compatibility").map(Self.parseCompatibility) ?? false,
             backendType: try typeNode.nonEmptyString(),
             backendSection: backend,
             clientsSection: clientsNode
         )
+    }
+
+    /// `compatibility: google-samples`, the one drop-in set of routes there is.
+    private static func parseCompatibility(_ node: ConfigNode) throws -> Bool {
+        guard try node.string() == "google-samples" else {
+            throw node.error("expected google-samples (the routes of Google's sample token servers)")
+        }
+        return true
     }
 
     private func parseOverrides(_ mapping: ConfigMapping, over defaults: Defaults) throws -> Defaults {

@@ -87,6 +87,9 @@ public struct ProviderSettings: Sendable {
     public var response: ResponseMapping?
     /// Which browser origins may call the token route, or `nil` for none (no CORS headers at all).
     public var cors: CORSPolicy?
+    /// Whether the provider also answers the routes of Google's sample token servers
+    /// (`compatibility: google-samples`).
+    public var answersGoogleSampleRoutes: Bool
     /// The backend plugin's `type:`.
     public var backendType: String
     /// The `backend:` section, handed to the plugin's factory.

@@ -27,6 +27,7 @@ public enum OpenAPIDocument {
             "servers": [.object(["url": "http://127.0.0.1:8080", "description": "the public listener (server.host, server.port)"])],
             "tags": [
                 .object(["name": "tokens", "description": "Fleet Engine tokens and the keys that verify them"]),
+                .object(["name": "samples", "description": "drop-in routes of Google's sample token servers (compatibility: google-samples)"]),
                 .object(["name": "health", "description": "liveness and readiness"]),
                 .object(["name": "admin", "description": "the admin listener only (server.admin)"]),
             ],
@@ -94,6 +95,33 @@ public enum OpenAPIDocument {
                     "responses": responses(
                         .preflight, ["204": .object(["description": "Allowed: the CORS headers, or `Allow: GET, OPTIONS` when no preflight."])]),
                 ]),
+            ]),
+            "/v1/providers/{providerId}/samples/token/{sampleType}/{contextId}": .object([
+                "parameters": [
+                    providerID,
+                    .object([
+                        "name": "sampleType", "in": "path", "required": true,
+                        "schema": .object(["type": "string", "enum": ["consumer", "driver", "delivery_driver", "delivery_consumer"]]),
+                    ]),
+                    contextPathParameter,
+                ],
+                "get": sampleOperation(
+                    "getSampleToken",
+                    summary: "A token on the route of Google's sample token servers (providers with `compatibility: google-samples`)"),
+                "options": samplePreflight("preflightSampleToken"),
+            ]),
+            "/v1/providers/{providerId}/samples/token/{sampleType}": .object([
+                "parameters": [
+                    providerID,
+                    .object([
+                        "name": "sampleType", "in": "path", "required": true,
+                        "schema": .object(["type": "string", "enum": ["fleet_reader"]]),
+                    ]),
+                ],
+                "get": sampleOperation(
+                    "getSampleFleetReaderToken",
+                    summary: "The last-mile sample's fleet_reader token: delivery-fleet-reader if the provider issues it, else fleet-reader"),
+                "options": samplePreflight("preflightSampleFleetReaderToken"),
             ]),
             "/v1/providers/{providerId}/jwks.json": .object([
                 "parameters": [providerID],
@@ -206,6 +234,59 @@ public enum OpenAPIDocument {
         ])
     }
 
+    static let contextPathParameter: JSONValue = .object([
+        "name": "contextId", "in": "path", "required": true,
+        "description": .string("The trip (consumer), vehicle (driver), delivery vehicle (delivery_driver) or tracking ID (delivery_consumer)."),
+        "schema": .object(["type": "string", "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}$")]),
+    ])
+
+    /// `GET` on a sample route: the samples' own bodies, the gateway's own errors.
+    static func sampleOperation(_ operationID: String, summary: String) -> JSONValue {
+        .object([
+            "operationId": .string(operationID),
+            "tags": ["samples"],
+            "summary": .string(summary),
+            "description": """
+                The same authentication, authorization, limits, cache and verification as `getToken`. On-demand types \
+                answer `{jwt, creationTimestamp, expirationTimestamp}`, last-mile types `{token, creation_timestamp_ms, \
+                expiration_timestamp_ms}` (epoch milliseconds). A provider without `compatibility: google-samples` answers 404.
+                """,
+            "security": [.object(["bearer": []])],
+            "responses": responses(
+                .samples,
+                [
+                    "200": .object([
+                        "description": "The token in the sample's shape, verified before it was cached or handed out.",
+                        "headers": .object(["Cache-Control": noStore, "X-Request-ID": requestIDHeader]),
+                        "content": .object([
+                            "application/json": .object([
+                                "schema": .object([
+                                    "oneOf": [
+                                        .object(["$ref": "#/components/schemas/OnDemandSampleToken"]),
+                                        .object(["$ref": "#/components/schemas/LastMileSampleToken"]),
+                                    ]
+                                ])
+                            ])
+                        ]),
+                    ])
+                ]),
+        ])
+    }
+
+    static func samplePreflight(_ operationID: String) -> JSONValue {
+        .object([
+            "operationId": .string(operationID),
+            "tags": ["samples"],
+            "summary": "CORS preflight (or the allowed methods)",
+            "parameters": [
+                .object(["name": "Origin", "in": "header", "required": false, "schema": .object(["type": "string"])]),
+                .object(["name": "Access-Control-Request-Method", "in": "header", "required": false, "schema": .object(["type": "string"])]),
+            ],
+            "responses": responses(
+                .preflight, ["204": .object(["description": "Allowed: the CORS headers, or `Allow: GET, OPTIONS` when no preflight."])]),
+        ])
+    }
+
     static let noStore: JSONValue = .object(["schema": .object(["type": "string", "const": "no-store"])])
     static let requestIDHeader: JSONValue = .object([
         "description": "The request's ID: its own when well-formed, else one the gateway made.",
@@ -223,7 +304,7 @@ public enum OpenAPIDocument {
 
     /// Which operation's errors: each route can answer a different subset of the codes.
     enum Route {
-        case token, preflight, jwks, admin
+        case token, samples, preflight, jwks, admin
     }
 
     /// The error responses of `route`, grouped by status, every code listed with its fixed message. Derived from
@@ -234,6 +315,8 @@ public enum OpenAPIDocument {
         switch route {
         case .token:
             codes = TokenGateError.Code.allCases.filter { ![.notFound, .originNotAllowed].contains($0) }
+        case .samples:
+            codes = TokenGateError.Code.allCases.filter { $0 != .originNotAllowed }
         case .preflight:
             codes = [.originNotAllowed] + everywhere
         case .jwks:
@@ -335,6 +418,24 @@ public enum OpenAPIDocument {
             "Health": .object([
                 "type": "object", "required": ["status"],
                 "properties": .object(["status": .object(["type": "string", "const": "ok"])]),
+            ]),
+            "OnDemandSampleToken": .object([
+                "type": "object", "additionalProperties": false,
+                "required": ["jwt", "creationTimestamp", "expirationTimestamp"],
+                "properties": .object([
+                    "jwt": .object(["type": "string"]),
+                    "creationTimestamp": .object(["type": "integer", "description": "epoch milliseconds"]),
+                    "expirationTimestamp": .object(["type": "integer", "description": "epoch milliseconds"]),
+                ]),
+            ]),
+            "LastMileSampleToken": .object([
+                "type": "object", "additionalProperties": false,
+                "required": ["token", "creation_timestamp_ms", "expiration_timestamp_ms"],
+                "properties": .object([
+                    "token": .object(["type": "string"]),
+                    "creation_timestamp_ms": .object(["type": "integer", "description": "epoch milliseconds"]),
+                    "expiration_timestamp_ms": .object(["type": "integer", "description": "epoch milliseconds"]),
+                ]),
             ]),
             "Readiness": .object([
                 "type": "object",

@@ -13,6 +13,7 @@ extension TokenGateError: HTTPResponseError {
         case .unknownProvider, .unknownTokenType, .noTokenForContext, .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .rateLimited: .tooManyRequests
+        case .contextEnded: .gone
         case .backendInvalidToken, .backendError: .badGateway
         case .backendUnavailable: .serviceUnavailable
         case .backendTimeout: .gatewayTimeout

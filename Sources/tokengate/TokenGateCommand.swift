@@ -13,7 +13,7 @@ struct TokenGateCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ServeCommand.self, ReloadCommand.self, CheckConfigCommand.self, VerifyTokenCommand.self, MintCommand.self,
-            MintSessionCommand.self, KeygenCommand.self, HashAPIKeyCommand.self,
+            MintSessionCommand.self, KeygenCommand.self, HashAPIKeyCommand.self, EndContextCommand.self,
         ]
     )
 

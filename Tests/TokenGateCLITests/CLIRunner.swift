@@ -48,8 +48,10 @@ struct CLIRunner {
         try Data(contentsOf: directory.appending(path: name))
     }
 
-    /// Runs `tokengate arguments…`, feeding `stdin` if given.
-    func run(_ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws
+    /// Runs `tokengate arguments…`, feeding `stdin` if given, with `environment` added to this process's.
+    func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws
         -> CLIResult
     {
         let runID = UUID().uuidString
@@ -70,6 +72,7 @@ struct CLIRunner {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.currentDirectoryURL = directory
         process.standardOutput = outHandle
         process.standardError = errHandle

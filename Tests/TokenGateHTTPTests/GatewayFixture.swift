@@ -9,6 +9,10 @@ struct GatewayFixture {
     static let apiKey = "acme-backend-key-0123456789"
     static let revokedKey = "acme-revoked-key-0123456789"
     static let otherTenantKey = "other-fleet-key-0123456789"
+    /// Admin API keys: one for every provider, one for acme-rides only, one for other-fleet only.
+    static let globalAdminKey = "global-admin-key-0123456789"
+    static let acmeAdminKey = "acme-admin-key-0123456789"
+    static let otherAdminKey = "other-admin-key-0123456789"
     static let sessionIssuer = "https://login.acme.test/"
 
     let directory: TemporaryDirectory
@@ -31,9 +35,13 @@ struct GatewayFixture {
         try directory.write(
             "config.yaml",
             """
-            \(serverLine)providers:
+            \(serverLine)adminKeys:
+              - { name: ops, keySha256: \(try digest(Self.globalAdminKey)) }
+            endedContexts: { refuseFor: 2h }
+            providers:
               acme-rides:
                 compatibility: google-samples
+                adminKeys: [{ name: acme-dispatch-ops, keySha256: \(try digest(Self.acmeAdminKey)) }]
                 cache: \(cache)
                 rateLimits: \(rateLimits)
             \(responseLine)\(corsLine)    backend:
@@ -62,6 +70,7 @@ struct GatewayFixture {
                       consumer: { claim: trips }
                       driver: { claim: vehicle }
               other-fleet:
+                adminKeys: [{ name: other-ops, keySha256: \(try digest(Self.otherAdminKey)) }]
                 backend:
                   type: static-key
                   keys:

@@ -13,7 +13,7 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: String {
             case unauthenticated, forbidden, rateLimited, backendUnavailable, network, invalidResponse
-            case invalidRequest, notFound, noTokenForContext, credentialUnavailable
+            case invalidRequest, notFound, noTokenForContext, contextEnded, credentialUnavailable
         }
         fileprivate let base: Base
 
@@ -37,6 +37,9 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
         /// source (a file of pre-issued tokens) holds none for this trip or vehicle. Not retried: it stays so until
         /// an operator adds the token; the app may ask again later, e.g. when the user retries.
         public static let noTokenForContext = Code(base: .noTokenForContext)
+        /// 410 `context_ended`: an operator ended this trip, vehicle, task or shipment. Never retried: stop asking
+        /// for it (the trip is over) and move on, e.g. with `switchTo` to the next one.
+        public static let contextEnded = Code(base: .contextEnded)
         /// The app's credential source threw; `underlying` holds its error.
         public static let credentialUnavailable = Code(base: .credentialUnavailable)
 
@@ -103,6 +106,7 @@ extension TokenGateClientError {
         case 404 where serverCode == noTokenForContextServerCode:
             (code, advice) = (.noTokenForContext, "the gateway's token source holds no token for this context")
         case 404: (code, advice) = (.notFound, "unknown provider or token type")
+        case 410: (code, advice) = (.contextEnded, "an operator ended this trip, vehicle, task or shipment: no new tokens for it")
         case 500...599: (code, advice) = (.backendUnavailable, "the gateway or its token backend is unavailable")
         default: (code, advice) = (.invalidResponse, "unexpected HTTP status")
         }

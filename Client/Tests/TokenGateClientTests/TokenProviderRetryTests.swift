@@ -43,6 +43,7 @@ import TokenGateClient
         (404, "unknown_provider", .notFound),
         (404, "unknown_token_type", .notFound),
         (404, "no_token_for_context", .noTokenForContext),
+        (410, "context_ended", .contextEnded),
         (302, "", .invalidResponse),
     ])
     func clientErrorsAreNotRetried(status: Int, serverCode: String, code: TokenGateClientError.Code) async throws {

@@ -47,11 +47,17 @@ public struct ConfigurationParser: Sendable {
     }
 
     private func parse(_ root: ConfigNode, only: ProviderID?, errors: inout ErrorCollector) throws -> GatewayConfiguration {
-        let document = try root.mapping(allowedKeys: ["server", "defaults", "audit", "providers"])
+        let document = try root.mapping(allowedKeys: ["server", "defaults", "audit", "adminKeys", "endedContexts", "providers"])
         var server = ServerSettings()
         if let node = document.optional("server"), let parsed = try errors.attempt({ try parseServer(node) }) { server = parsed }
         var audit: AuditSettings?
         if let node = document.optional("audit") { audit = try errors.attempt { try AuditSettings.parse(node) } }
+        var adminKeys: [AdminKey] = []
+        if let node = document.optional("adminKeys") { adminKeys = try errors.attempt { try AdminKey.parseList(node) } ?? [] }
+        var endedContexts = EndedContextSettings()
+        if let node = document.optional("endedContexts"), let parsed = try errors.attempt({ try EndedContextSettings.parse(node) }) {
+            endedContexts = parsed
+        }
         var defaults = Defaults()
         if let node = document.optional("defaults") {
             // A broken defaults section is reported; the providers are still checked, over the built-in defaults.
@@ -79,7 +85,8 @@ public struct ConfigurationParser: Sendable {
         }
         // When every provider failed, their errors say why; "declare one" would only mislead.
         guard !providers.isEmpty || !errors.errors.isEmpty else { throw providersNode.error("declare at least one provider") }
-        return GatewayConfiguration(server: server, providers: providers, audit: audit)
+        return GatewayConfiguration(
+            server: server, providers: providers, audit: audit, adminKeys: adminKeys, endedContexts: endedContexts)
     }
 
     private func parseServer(_ node: ConfigNode) throws -> ServerSettings {
@@ -88,7 +95,7 @@ public struct ConfigurationParser: Sendable {
 
     private func parseProvider(_ id: ProviderID, _ node: ConfigNode, defaults: Defaults) throws -> ProviderSettings {
         let mapping = try node.mapping(allowedKeys: [
-            "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors", "compatibility",
+            "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors", "compatibility", "adminKeys",
         ])
         let settings = try parseOverrides(mapping, over: defaults)
         let backend = try mapping.required("backend")
@@ -118,6 +125,7 @@ public struct ConfigurationParser: Sendable {
             response: try mapping.optional("response").map(ResponseMapping.parse),
             cors: try mapping.optional("cors").map(CORSPolicy.parse),
             answersGoogleSampleRoutes: try mapping.optional("compatibility").map(Self.parseCompatibility) ?? false,
+            adminKeys: try mapping.optional("adminKeys").map(AdminKey.parseList) ?? [],
             backendType: try typeNode.nonEmptyString(),
             backendSection: backend,
             clientsSection: clientsNode

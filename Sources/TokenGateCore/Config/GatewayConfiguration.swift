@@ -8,12 +8,21 @@ public struct GatewayConfiguration: Sendable {
     public var providers: [ProviderID: ProviderSettings]
     /// Where issued tokens are recorded, or nil for nowhere.
     public var audit: AuditSettings?
+    /// Admin API keys that may act for every provider (`adminKeys:` at the top level).
+    public var adminKeys: [AdminKey]
+    /// How ended contexts are refused.
+    public var endedContexts: EndedContextSettings
 
     /// Creates a configuration.
-    public init(server: ServerSettings, providers: [ProviderID: ProviderSettings], audit: AuditSettings? = nil) {
+    public init(
+        server: ServerSettings, providers: [ProviderID: ProviderSettings], audit: AuditSettings? = nil, adminKeys: [AdminKey] = [],
+        endedContexts: EndedContextSettings = EndedContextSettings()
+    ) {
         self.server = server
         self.providers = providers
         self.audit = audit
+        self.adminKeys = adminKeys
+        self.endedContexts = endedContexts
     }
 }
 
@@ -90,6 +99,8 @@ public struct ProviderSettings: Sendable {
     /// Whether the provider also answers the routes of Google's sample token servers
     /// (`compatibility: google-samples`).
     public var answersGoogleSampleRoutes: Bool
+    /// Admin API keys that may act for this provider only.
+    public var adminKeys: [AdminKey]
     /// The backend plugin's `type:`.
     public var backendType: String
     /// The `backend:` section, handed to the plugin's factory.

@@ -18,6 +18,7 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
             case methodNotAllowed = "method_not_allowed"
             case originNotAllowed = "origin_not_allowed"
             case rateLimited = "rate_limited"
+            case contextEnded = "context_ended"
             case backendInvalidToken = "backend_invalid_token"
             case backendError = "backend_error"
             case backendUnavailable = "backend_unavailable"
@@ -49,6 +50,7 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
             case .methodNotAllowed: "this method is not allowed on this resource; see the Allow header"
             case .originNotAllowed: "this origin may not call this provider from a browser"
             case .rateLimited: "too many requests; retry after the time given"
+            case .contextEnded: "this trip, vehicle, task or shipment has ended; no new tokens are issued for it"
             case .backendInvalidToken: "the backend produced a token that failed verification"
             case .backendError: "the token backend failed"
             case .backendUnavailable: "the token backend is unavailable"
@@ -82,6 +84,8 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let originNotAllowed = Code(base: .originNotAllowed)
         /// A rate limit refused the request; `retryAfter` says for how long.
         public static let rateLimited = Code(base: .rateLimited)
+        /// An operator ended the trip, vehicle, task or shipment (`POST …/end` on the admin API): not worth retrying.
+        public static let contextEnded = Code(base: .contextEnded)
         /// The backend produced a token that failed verification; it was not cached nor returned.
         public static let backendInvalidToken = Code(base: .backendInvalidToken)
         /// The backend answered with an error or an unusable response.

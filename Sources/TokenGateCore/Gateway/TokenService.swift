@@ -19,6 +19,8 @@ public final class TokenService: Sendable {
     private let denials: DenialLog
     /// Where every token a backend issued is recorded.
     public let audit: AuditLog
+    /// Contexts an operator ended: refused with `410 context_ended`. Outlives every generation.
+    public let endedContexts: EndedContexts
 
     /// Serves `generation`; `render` makes each token's response body once, when the token enters the cache.
     public init(
@@ -31,6 +33,7 @@ public final class TokenService: Sendable {
         self.clock = clock
         self.logger = logger
         self.denials = DenialLog(clock: clock, logger: logger)
+        self.endedContexts = EndedContexts(capacity: generation.configuration.endedContexts.maxEntries)
         generation.metrics.recordGeneration(generation.number)
     }
 
@@ -98,6 +101,9 @@ public final class TokenService: Sendable {
         }
         let caller = try authenticate(query, at: runtime, in: generation)
         try runtime.authenticator.authorize(caller, for: context)
+        if endedContexts.isEnded(context, provider: id, now: clock.wallSeconds()) {
+            throw TokenGateError(.contextEnded, "\(context.tokenType) \(context) was ended by an operator")
+        }
         try runtime.limiters.check(provider: id, caller: caller, context: context, metrics: runtime.metrics)
         let key = TokenCacheKey(provider: id, context: context)
         do {
@@ -195,6 +201,32 @@ public final class TokenService: Sendable {
             runtime.metrics.recordRejected(context.tokenType, rejection.reason)
             throw TokenGateError(.backendInvalidToken, "the backend's token failed verification (\(rejection.reason)): \(rejection.message)")
         }
+    }
+
+    /// Ends `key` for the configured time (`endedContexts.refuseFor`): new requests for it get `410 context_ended`,
+    /// and its cached tokens are evicted. Returns until when it is refused and how many tokens were evicted.
+    /// Tokens already handed out stay valid at Fleet Engine until they expire.
+    public func endContext(_ key: EndedContexts.Key, by admin: String) -> (until: Int64, evicted: Int) {
+        let generation = self.generation
+        let now = clock.wallSeconds()
+        let until = endedContexts.end(key, until: now + generation.configuration.endedContexts.refuseFor.components.seconds, now: now)
+        // Ended first, evicted second: a request between the two is refused before it reaches the cache.
+        let evicted =
+            generation.providers[key.provider]?.cache.removeValues { cacheKey in
+                guard let id = cacheKey.context.id, let kind = EndedContexts.Key.kind(of: cacheKey.context.tokenType) else { return false }
+                return kind == key.kind && id == key.id
+            } ?? 0
+        logger.notice(
+            "context ended", metadata: ["provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "until": "\(until)", "evicted": "\(evicted)"])
+        return (until, evicted)
+    }
+
+    /// Lifts an ended `key`; returns whether it was ended.
+    public func liftContext(_ key: EndedContexts.Key, by admin: String) -> Bool {
+        let lifted = endedContexts.lift(key, now: clock.wallSeconds())
+        logger.notice(
+            "ended context lifted", metadata: ["provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "wasEnded": "\(lifted)"])
+        return lifted
     }
 
     /// Waits until every refresh-ahead started so far has finished (tests, and a clean shutdown).

@@ -3,7 +3,7 @@ import Hummingbird
 import TokenGateCore
 
 /// The operator's endpoints, on the admin listener only (loopback by default): `/metrics` (Prometheus text),
-/// `/healthz` and `/readyz`. Metrics name every tenant, so the public listener never serves them.
+/// `/healthz`, `/readyz`, `/openapi.json` and the lifecycle API (``ContextLifecycleRoutes``). Metrics name every tenant, so the public listener never serves them.
 struct AdminRoutes: Sendable {
     let service: TokenService
     let exporter: MetricsExporter
@@ -13,6 +13,7 @@ struct AdminRoutes: Sendable {
         .init(path: "/healthz", allow: "GET"),
         .init(path: "/readyz", allow: "GET"),
         .init(path: "/openapi.json", allow: "GET"),
+        .init(path: ContextLifecycleRoutes.path, allow: "POST, DELETE"),
     ])
 
     static let openAPIBody = ByteBuffer(bytes: OpenAPIDocument.bytes)
@@ -33,5 +34,6 @@ struct AdminRoutes: Sendable {
         router.get("/openapi.json") { _, _ in
             TokenRoutes.json(Self.openAPIBody, status: .ok, cacheControl: "no-cache")
         }
+        ContextLifecycleRoutes(service: service).register(on: router)
     }
 }

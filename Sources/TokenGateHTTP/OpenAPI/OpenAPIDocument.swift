@@ -156,6 +156,32 @@ public enum OpenAPIDocument {
                         ]),
                 ])
             ]),
+            "/admin/v1/providers/{providerId}/contexts/{tokenType}/{contextId}/end": .object([
+                "parameters": [
+                    providerID,
+                    .object([
+                        "name": "tokenType", "in": "path", "required": true,
+                        "description": "The kind of entity: consumer (a trip), driver (a vehicle), delivery-driver or trusted-delivery-driver (a delivery vehicle), delivery-consumer (a tracking or task ID).",
+                        "schema": .object([
+                            "type": "string",
+                            "enum": ["consumer", "driver", "delivery-driver", "trusted-delivery-driver", "delivery-consumer"],
+                        ]),
+                    ]),
+                    contextPathParameter,
+                ],
+                "post": lifecycleOperation(
+                    "endContext",
+                    summary: "End a trip, vehicle, task or shipment: evict its cached tokens and refuse new ones (410 context_ended) for endedContexts.refuseFor",
+                    example: .object([
+                        "providerId": "acme-rides", "tokenType": "consumer", "contextId": "trip-42", "ended": true,
+                        "endedUntil": 1_795_378_271, "evictedTokens": 1,
+                    ])),
+                "delete": lifecycleOperation(
+                    "liftEndedContext", summary: "Lift an ended context: tokens are issued for it again",
+                    example: .object([
+                        "providerId": "acme-rides", "tokenType": "consumer", "contextId": "trip-42", "ended": false, "wasEnded": true,
+                    ])),
+            ]),
             "/openapi.json": .object([
                 "get": .object([
                     "operationId": "getOpenAPI",
@@ -273,6 +299,27 @@ public enum OpenAPIDocument {
         ])
     }
 
+    /// An admin-key operation of the lifecycle API (admin listener only).
+    static func lifecycleOperation(_ operationID: String, summary: String, example: JSONValue) -> JSONValue {
+        .object([
+            "operationId": .string(operationID),
+            "tags": ["admin"],
+            "servers": adminServers,
+            "summary": .string(summary),
+            "description": "Tokens already handed out stay valid at Fleet Engine until they expire. Takes an admin key (`adminKeys:`, global or the provider's).",
+            "security": [.object(["bearer": []])],
+            "responses": responses(
+                .lifecycle,
+                [
+                    "200": .object([
+                        "description": "Done.",
+                        "headers": .object(["Cache-Control": noStore, "X-Request-ID": requestIDHeader]),
+                        "content": json(schema: "ContextLifecycle", example: example),
+                    ])
+                ]),
+        ])
+    }
+
     static func samplePreflight(_ operationID: String) -> JSONValue {
         .object([
             "operationId": .string(operationID),
@@ -304,7 +351,7 @@ public enum OpenAPIDocument {
 
     /// Which operation's errors: each route can answer a different subset of the codes.
     enum Route {
-        case token, samples, preflight, jwks, admin
+        case token, samples, preflight, jwks, admin, lifecycle
     }
 
     /// The error responses of `route`, grouped by status, every code listed with its fixed message. Derived from
@@ -323,6 +370,8 @@ public enum OpenAPIDocument {
             codes = [.unknownProvider, .backendUnavailable] + everywhere
         case .admin:
             codes = everywhere
+        case .lifecycle:
+            codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType] + everywhere
         }
         var byStatus: [Int: [TokenGateError.Code]] = [:]
         for code in codes { byStatus[Int(TokenGateError(code, "").status.code), default: []].append(code) }
@@ -418,6 +467,19 @@ public enum OpenAPIDocument {
             "Health": .object([
                 "type": "object", "required": ["status"],
                 "properties": .object(["status": .object(["type": "string", "const": "ok"])]),
+            ]),
+            "ContextLifecycle": .object([
+                "type": "object", "additionalProperties": false,
+                "required": ["providerId", "tokenType", "contextId", "ended"],
+                "properties": .object([
+                    "providerId": .object(["type": "string"]),
+                    "tokenType": .object(["type": "string"]),
+                    "contextId": .object(["type": "string"]),
+                    "ended": .object(["type": "boolean"]),
+                    "endedUntil": .object(["type": "integer", "description": "epoch seconds"]),
+                    "evictedTokens": .object(["type": "integer"]),
+                    "wasEnded": .object(["type": "boolean"]),
+                ]),
             ]),
             "OnDemandSampleToken": .object([
                 "type": "object", "additionalProperties": false,

@@ -5,6 +5,10 @@ enum ExitStatus: Int32 {
     case invalidToken = 1
     /// Bad arguments, an unreadable file or a configuration error.
     case usage = 2
+    /// A running gateway answered with an error (`end-context`).
+    case refused = 3
+    /// A running gateway did not answer (`end-context`).
+    case unavailable = 4
 }
 
 /// A failure that ends the command with a message on standard error and a specific status.

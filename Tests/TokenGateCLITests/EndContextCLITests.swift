@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import JOSE
+import Testing
+
+/// `tokengate end-context` against a running `tokengate serve`, through its admin listener.
+@Suite struct EndContextCLITests {
+    static let apiKey = "tg_cli_test_key_not_a_secret_0123456789"
+    static let adminKey = "tg_cli_admin_key_not_a_secret_0123456789"
+
+    static func configuration() throws -> String {
+        try CLIFixtures.staticKeyConfig(apiKey: apiKey) + """
+
+            adminKeys:
+              - name: ops
+                keySha256: \(CLIFixtures.hex(try Digest.sha256(Array(adminKey.utf8))))
+            """
+    }
+
+    static func status(_ url: String) async throws -> Int {
+        var request = URLRequest(url: URL(string: url)!)
+        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    @Test func endsAndLiftsATripOnARunningGateway() async throws {
+        try await withCLI { cli in
+            try cli.write("config.yaml", try Self.configuration())
+            let server = try await ServeProcess.start(cli, ["--config", "config.yaml"])
+            for _ in 0..<200 where server.adminPort == nil { try await Task.sleep(for: .milliseconds(25)) }
+            let adminURL = "http://127.0.0.1:\(try #require(server.adminPort))"
+            let token = "http://127.0.0.1:\(server.port)/v1/providers/\(CLIFixtures.providerID)/tokens/consumer?tripId=t-1"
+            #expect(try await Self.status(token) == 200)
+            let environment = ["TOKENGATE_ADMIN_KEY": Self.adminKey]
+            let command = ["end-context", "--admin-url", adminURL, "--provider", CLIFixtures.providerID, "--trip-id", "t-1"]
+
+            let ended = try await cli.run(command, environment: environment)
+            #expect(ended.status == 0, "\(ended)")
+            #expect(ended.stdout.contains("consumer tripId=t-1 at \(CLIFixtures.providerID): ended until"), "\(ended)")
+            #expect(ended.stdout.contains("1 cached token(s) evicted"), "\(ended)")
+            #expect(try await Self.status(token) == 410)
+
+            let lifted = try await cli.run(command + ["--lift"], environment: environment)
+            #expect(lifted.status == 0, "\(lifted)")
+            #expect(lifted.stdout.contains("lifted"), "\(lifted)")
+            #expect(try await Self.status(token) == 200)
+
+            // A wrong key: the gateway's code, status 3; no key at all: a usage error, status 2; nobody there: 4.
+            let refused = try await cli.run(command, environment: ["TOKENGATE_ADMIN_KEY": "not-the-key"])
+            #expect(refused.status == 3, "\(refused)")
+            #expect(refused.stderr.contains("the gateway refused: unauthenticated"), "\(refused)")
+            let noKey = try await cli.run(command, environment: ["TOKENGATE_ADMIN_KEY": ""])
+            #expect(noKey.status == 2, "\(noKey)")
+            #expect(noKey.stderr.contains("TOKENGATE_ADMIN_KEY"), "\(noKey)")
+            #expect(try await server.stop() == 0)
+            let gone = try await cli.run(command + ["--timeout", "5"], environment: environment)
+            #expect(gone.status == 4, "\(gone)")
+            #expect(gone.stderr.contains("no answer from \(adminURL)"), "\(gone)")
+            #expect(!(ended.output + refused.output + gone.output).contains(Self.adminKey))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import JOSE
+import Testing
+import TokenGateCore
+import TokenGateTesting
+
+/// The lifecycle API on the admin listener: ending a trip evicts its cached token and refuses new ones with 410,
+/// until it is lifted or the configured time passes, whatever reloads happen meanwhile.
+@Suite struct EndContextTests {
+    static let endTrip1 = "/admin/v1/providers/acme-rides/contexts/consumer/trip-1/end"
+
+    @Test func endingEvictsAndRefusesUntilLifted() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
+            let tokenPath = "/v1/providers/acme-rides/tokens/consumer?tripId=trip-1"
+            let first = try await gateway.get(tokenPath, bearer: GatewayFixture.apiKey)
+            #expect(first.status == 200)
+            #expect(fixture.probe.calls == 1)
+
+            let ended = try await admin.request("POST", Self.endTrip1, bearer: GatewayFixture.acmeAdminKey)
+            #expect(ended.status == 200, "\(ended.text)")
+            #expect(ended.json["ended"] == true)
+            #expect(ended.json["evictedTokens"] == 1)
+            #expect(ended.json["endedUntil"] == .integer(fixture.clock.now + 7200))
+
+            let refused = try await gateway.get(tokenPath, bearer: GatewayFixture.apiKey)
+            #expect(refused.status == 410)
+            #expect(refused.errorCode == "context_ended")
+            #expect(refused.json["token"] == nil)
+            // Every other trip is served as before; the ended one cost no backend call.
+            #expect(try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=trip-2", bearer: GatewayFixture.apiKey).status == 200)
+            #expect(fixture.probe.calls == 2)
+
+            let lifted = try await admin.request("DELETE", Self.endTrip1, bearer: GatewayFixture.acmeAdminKey)
+            #expect(lifted.status == 200, "\(lifted.text)")
+            #expect(lifted.json["wasEnded"] == true)
+            let again = try await gateway.get(tokenPath, bearer: GatewayFixture.apiKey)
+            #expect(again.status == 200)
+            // Evicted when it ended: a fresh mint, not the old token.
+            #expect(fixture.probe.calls == 3)
+            let liftedTwice = try await admin.request("DELETE", Self.endTrip1, bearer: GatewayFixture.acmeAdminKey)
+            #expect(liftedTwice.json["wasEnded"] == false)
+        }
+    }
+
+    @Test func anEndedTripStaysEndedAcrossAReloadAndUntilItsTimeIsUp() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
+            #expect(try await admin.request("POST", Self.endTrip1, bearer: GatewayFixture.globalAdminKey).status == 200)
+            // A reload that changes the provider (new limits): a new generation, the same ended trips.
+            try fixture.rewriteConfig { $0.replacingOccurrences(of: "rateLimits: {}", with: "rateLimits: { caller: { rate: 1000/min, burst: 100 } }") }
+            try await gateway.reloader.reload(trigger: "test")
+            #expect(gateway.service.generation.number == 2)
+            let tokenPath = "/v1/providers/acme-rides/tokens/consumer?tripId=trip-1"
+            #expect(try await gateway.get(tokenPath, bearer: GatewayFixture.apiKey).status == 410)
+            // Two hours (endedContexts.refuseFor) later it is served again.
+            fixture.clock.jumpWall(by: 7200)
+            #expect(try await gateway.get(tokenPath, bearer: GatewayFixture.apiKey).status == 200)
+        }
+    }
+
+    @Test func aDeliveryConsumersIDEndsAsATrackingAndATaskID() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
+            let path = "/admin/v1/providers/acme-rides/contexts/delivery-consumer/parcel-9/end"
+            #expect(try await admin.request("POST", path, bearer: GatewayFixture.acmeAdminKey).status == 200)
+            for query in ["trackingId=parcel-9", "taskId=parcel-9"] {
+                let response = try await gateway.get("/v1/providers/acme-rides/tokens/delivery-consumer?\(query)", bearer: GatewayFixture.apiKey)
+                #expect(response.status == 410, "\(query)")
+            }
+            // The same ID as a vehicle is another entity.
+            #expect(try await gateway.get("/v1/providers/acme-rides/tokens/driver?vehicleId=parcel-9", bearer: GatewayFixture.apiKey).status == 200)
+        }
+    }
+
+    @Test(arguments: [
+        // (method, path, key, status, code)
+        ("POST", endTrip1, nil, 401, "unauthenticated"),
+        ("POST", endTrip1, GatewayFixture.apiKey, 401, "unauthenticated"),  // a client's key is no admin key
+        ("POST", endTrip1, GatewayFixture.otherAdminKey, 403, "forbidden"),  // another provider's admin key
+        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", GatewayFixture.globalAdminKey, 404, "unknown_provider"),
+        ("POST", "/admin/v1/providers/acme-rides/contexts/server/trip-1/end", GatewayFixture.globalAdminKey, 400, "invalid_request"),
+        ("POST", "/admin/v1/providers/acme-rides/contexts/teleporter/trip-1/end", GatewayFixture.globalAdminKey, 404, "unknown_token_type"),
+        ("POST", "/admin/v1/providers/acme-rides/contexts/consumer/*/end", GatewayFixture.globalAdminKey, 400, "invalid_request"),
+        ("GET", endTrip1, GatewayFixture.globalAdminKey, 405, "method_not_allowed"),
+    ] as [(String, String, String?, Int, String)])
+    func refusesWithoutTheRightAdminKeyOrContext(method: String, path: String, key: String?, status: Int, code: String) async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let response = try await RunningGateway.Endpoint(baseURL: gateway.adminURL).request(method, path, bearer: key)
+            #expect(response.status == status, "\(response.text)")
+            #expect(response.errorCode == code)
+            // Nothing was ended.
+            #expect(try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=trip-1", bearer: GatewayFixture.apiKey).status == 200)
+        }
+    }
+
+    @Test func theLifecycleAPIIsNotOnThePublicListener() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let response = try await gateway.request("POST", Self.endTrip1, bearer: GatewayFixture.globalAdminKey)
+            #expect(response.status == 404)
+            #expect(try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=trip-1", bearer: GatewayFixture.apiKey).status == 200)
+        }
+    }
+}

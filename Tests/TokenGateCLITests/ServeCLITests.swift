@@ -25,6 +25,29 @@ import Darwin
         }
     }
 
+    /// `serve` raises its soft open-file limit to the hard one (a soft 1024 would refuse connections long before
+    /// `maxConnections`), and warns when even the hard limit is too low.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/limits")))
+    func serveRaisesItsOpenFileLimitAndWarnsWhenTheHardLimitIsTooLow() async throws {
+        try await withCLI { cli in
+            try cli.write("config.yaml", try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey))
+            func openFiles(_ pid: Int32) throws -> [String] {
+                let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+                let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") } ?? ""
+                return line.dropFirst("Max open files".count).split(separator: " ").prefix(2).map(String.init)
+            }
+            let roomy = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"], openFileLimits: (1024, 16384))
+            #expect(try openFiles(roomy.pid) == ["16384", "16384"])
+            #expect(!roomy.stderr.contains("is below server.maxConnections"), "\(roomy.stderr)")
+            #expect(try await roomy.stop() == 0)
+
+            let tight = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"], openFileLimits: (1024, 2048))
+            #expect(try openFiles(tight.pid) == ["2048", "2048"])
+            #expect(tight.stderr.contains("the open-file limit (2048, hard limit 2048) is below server.maxConnections + 256 (10256)"), "\(tight.stderr)")
+            #expect(try await tight.stop() == 0)
+        }
+    }
+
     /// With the descriptor limit lowered under it, `accept` fails with EMFILE: the server says so and keeps
     /// serving once descriptors are free again.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") && FileManager.default.fileExists(atPath: "/proc/self/fd")))

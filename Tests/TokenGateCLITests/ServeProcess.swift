@@ -30,10 +30,12 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
     /// Everything written to standard error so far.
     var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 
-    /// Starts `tokengate serve arguments…` in `cli`'s directory and waits for its "listening" line.
-    static func start(_ cli: CLIRunner, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws
-        -> ServeProcess
-    {
+    /// Starts `tokengate serve arguments…` in `cli`'s directory and waits for its "listening" line; with
+    /// `openFileLimits`, under those soft and hard `RLIMIT_NOFILE` values (set by `sh`, which then execs it).
+    static func start(
+        _ cli: CLIRunner, _ arguments: [String], openFileLimits: (soft: Int, hard: Int)? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> ServeProcess {
         let id = UUID().uuidString
         let outURL = cli.directory.appending(path: ".serve-\(id).out")
         let errURL = cli.directory.appending(path: ".serve-\(id).err")
@@ -42,6 +44,11 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
         process.executableURL = cli.executable
         // Tests run side by side: the admin listener takes any free port unless the test picks one.
         process.arguments = ["serve"] + arguments + (arguments.contains("--admin-port") ? [] : ["--admin-port", "0"])
+        if let limits = openFileLimits {
+            let script = "ulimit -Sn \(limits.soft) && ulimit -Hn \(limits.hard) && exec \"$0\" \"$@\""
+            process.arguments = ["-c", script, cli.executable.path] + (process.arguments ?? [])
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        }
         process.currentDirectoryURL = cli.directory
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outURL)

@@ -74,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
                 server.admin?.port = adminPort
             }
             logProviders(generation, logger: logger)
+            checkFileDescriptorLimit(server, logger: logger)
             let audit: AuditLog
             do {
                 audit = try AuditLog(generation.configuration.audit, logger: logger)
@@ -169,6 +170,19 @@ struct ServeCommand: AsyncParsableCommand {
                     )
                 }
             }
+        }
+    }
+
+    /// Raises the open-file limit as far as allowed and warns when it is still below what the listeners may need:
+    /// `maxConnections` on the public port, plus a margin for the admin port, key files, JWKS and upstream calls.
+    private func checkFileDescriptorLimit(_ server: ServerSettings, logger: Logger) {
+        guard let (soft, hard) = FileDescriptorLimit.raiseToHardLimit() else { return }
+        let needed = UInt64(server.maxConnections) + 256
+        logger.info("open-file limit", metadata: ["soft": "\(soft)", "hard": "\(hard)"])
+        if soft < needed {
+            logger.warning(
+                "the open-file limit (\(soft), hard limit \(hard)) is below server.maxConnections + 256 (\(needed)): connections beyond it are refused with 'out of file descriptors'; raise the hard limit (LimitNOFILE= under systemd, ulimit -Hn) or lower server.maxConnections"
+            )
         }
     }
 

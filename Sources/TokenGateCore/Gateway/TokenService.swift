@@ -213,11 +213,17 @@ public final class TokenService: Sendable {
         // Ended first, evicted second: a request between the two is refused before it reaches the cache.
         let evicted =
             generation.providers[key.provider]?.cache.removeValues { cacheKey in
-                guard let id = cacheKey.context.id, let kind = EndedContexts.Key.kind(of: cacheKey.context.tokenType) else { return false }
+                guard let id = cacheKey.context.id, let kind = EndedContexts.Key.kind(of: cacheKey.context.tokenType) else {
+                    return false
+                }
                 return kind == key.kind && id == key.id
             } ?? 0
         logger.notice(
-            "context ended", metadata: ["provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "until": "\(until)", "evicted": "\(evicted)"])
+            "context ended",
+            metadata: [
+                "provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "until": "\(until)",
+                "evicted": "\(evicted)",
+            ])
         return (until, evicted)
     }
 
@@ -225,7 +231,8 @@ public final class TokenService: Sendable {
     public func liftContext(_ key: EndedContexts.Key, by admin: String) -> Bool {
         let lifted = endedContexts.lift(key, now: clock.wallSeconds())
         logger.notice(
-            "ended context lifted", metadata: ["provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "wasEnded": "\(lifted)"])
+            "ended context lifted",
+            metadata: ["provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "wasEnded": "\(lifted)"])
         return lifted
     }
 

@@ -15,7 +15,7 @@ extension TokenGateError: HTTPResponseError {
         case .rateLimited: .tooManyRequests
         case .contextEnded: .gone
         case .backendInvalidToken, .backendError: .badGateway
-        case .backendUnavailable: .serviceUnavailable
+        case .backendUnavailable, .authorizerUnavailable: .serviceUnavailable
         case .backendTimeout: .gatewayTimeout
         default: .internalServerError
         }

@@ -23,6 +23,7 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
             case backendError = "backend_error"
             case backendUnavailable = "backend_unavailable"
             case backendTimeout = "backend_timeout"
+            case authorizerUnavailable = "authorizer_unavailable"
             case internalError = "internal_error"
         }
         fileprivate let base: Base
@@ -55,6 +56,7 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
             case .backendError: "the token backend failed"
             case .backendUnavailable: "the token backend is unavailable"
             case .backendTimeout: "the token backend did not answer in time"
+            case .authorizerUnavailable: "the provider's access check could not be completed"
             case .internalError: "internal error"
             }
         }
@@ -94,6 +96,9 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let backendUnavailable = Code(base: .backendUnavailable)
         /// The backend did not answer in time.
         public static let backendTimeout = Code(base: .backendTimeout)
+        /// A client's authorizer (the tenant's own access check) did not answer yes or no: a timeout, a connection
+        /// error, another status or an unreadable body. Fails closed, never cached.
+        public static let authorizerUnavailable = Code(base: .authorizerUnavailable)
         /// A bug: never expected in operation.
         public static let internalError = Code(base: .internalError)
     }

@@ -39,8 +39,21 @@ public struct JWKSURL: Sendable, Hashable, CustomStringConvertible {
     /// and then any token forged); no user or password in the URL, because the URL is logged.
     public static func parse(_ node: ConfigNode, refreshInterval intervalNode: ConfigNode?) throws -> JWKSURL {
         let text = try node.nonEmptyString()
+        try checkPolicy(text, at: node, expecting: "the https:// URL of a JWKS")
+        var interval = defaultRefreshInterval
+        if let intervalNode {
+            interval = try intervalNode.duration()
+            guard refreshIntervals.contains(interval) else { throw intervalNode.error("expected a refresh interval from 30s to 24h") }
+        }
+        return JWKSURL(checked: text, refreshInterval: interval)
+    }
+
+    /// The one URL policy for what TokenGate fetches or asks over the network (JWKS URLs, authorizers): an
+    /// absolute URL with a host, `https://`, or `http://` to a loopback host only, without user or password (the URL
+    /// may be logged). `expecting` names what belongs there, for the error.
+    static func checkPolicy(_ text: String, at node: ConfigNode, expecting: String) throws {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw node.error("expected the https:// URL of a JWKS, got '\(text)'")
+            throw node.error("expected \(expecting), got '\(text)'")
         }
         guard url.user == nil, url.password == nil else { throw node.error("the URL must not carry credentials: it is logged") }
         switch scheme {
@@ -53,12 +66,6 @@ public struct JWKSURL: Sendable, Hashable, CustomStringConvertible {
         default:
             throw node.error("expected an https:// URL, got the scheme '\(scheme)'")
         }
-        var interval = defaultRefreshInterval
-        if let intervalNode {
-            interval = try intervalNode.duration()
-            guard refreshIntervals.contains(interval) else { throw intervalNode.error("expected a refresh interval from 30s to 24h") }
-        }
-        return JWKSURL(checked: text, refreshInterval: interval)
     }
 
     /// Whether `host` is this machine: 127.0.0.0/8, `localhost` or `::1`.

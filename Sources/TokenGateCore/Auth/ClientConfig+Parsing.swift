@@ -4,7 +4,7 @@ import JOSE
 extension ClientConfig {
     static let keys: Set<String> = [
         "name", "type", "keySha256", "jwksFile", "jwksUrl", "refreshInterval", "issuer", "audience", "allow", "revoked",
-        "requiredForReadiness", "allowServerTokens", "allowAllTasks",
+        "requiredForReadiness", "allowServerTokens", "allowAllTasks", "authorizer",
     ]
 
     /// Parses one entry of a provider's `clients:` list.
@@ -23,8 +23,11 @@ extension ClientConfig {
         case let other:
             throw typeNode.error("unknown client type '\(other)'; expected api-key or jwt")
         }
+        let authorizerNode = mapping.optional("authorizer")
+        let authorizer = try authorizerNode.map(AuthorizerSettings.parse)
         let allowNode = try mapping.required("allow")
-        let allow = try parseAllow(allowNode, credential: credential)
+        let allow = try parseAllow(allowNode, credential: credential, hasAuthorizer: authorizer != nil)
+        if let authorizer, let authorizerNode { authorizer.warnAboutMissingContext(for: allow.keys, in: authorizerNode) }
         let isRevoked = try mapping.optional("revoked")?.bool() ?? false
         // Both switches say yes twice: in `allow` and here, so one stray line cannot open a fleet.
         let allowServerTokens = try mapping.optional("allowServerTokens")?.bool() ?? false
@@ -48,7 +51,8 @@ extension ClientConfig {
                 throw node.error("allowAllTasks is for trusted-delivery-driver tokens; this client is not allowed them")
             }
         }
-        return ClientConfig(name: name, credential: credential, allow: allow, isRevoked: isRevoked, allowsAllTasks: allowsAllTasks)
+        return ClientConfig(
+            name: name, credential: credential, allow: allow, isRevoked: isRevoked, allowsAllTasks: allowsAllTasks, authorizer: authorizer)
     }
 
     private static func rejectKeys(_ names: [String], in mapping: ConfigMapping, for type: String) throws {
@@ -108,7 +112,7 @@ extension ClientConfig {
         }
     }
 
-    private static func parseAllow(_ node: ConfigNode, credential: Credential) throws -> [TokenType: Grant] {
+    private static func parseAllow(_ node: ConfigNode, credential: Credential, hasAuthorizer: Bool) throws -> [TokenType: Grant] {
         var allow: [TokenType: Grant] = [:]
         for (key, value) in try node.entries() {
             guard let type = TokenType(rawValue: key) else {
@@ -131,8 +135,9 @@ extension ClientConfig {
                 throw value.error("'whole-fleet' is only for fleet-reader, delivery-fleet-reader and server tokens")
             case (_, _, _) where type.isWholeFleet && grant != .wholeFleet:
                 throw value.error("\(type) tokens are wildcards over the whole fleet and are granted only by name: '\(type): whole-fleet'")
-            case (.jwt, _, .anyContext):
-                throw value.error("a jwt client must name the session-token claim that lists its contexts: { claim: NAME }")
+            case (.jwt, _, .anyContext) where !hasAuthorizer:
+                throw value.error(
+                    "a jwt client must name the session-token claim that lists its contexts ({ claim: NAME }), or have an authorizer")
             case (.apiKey, _, .claim):
                 throw value.error("an api-key client has no claims; use 'any'")
             default:

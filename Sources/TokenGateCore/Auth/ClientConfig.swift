@@ -31,14 +31,20 @@ public struct ClientConfig: Sendable {
     public var isRevoked: Bool
     /// Whether this client's `trusted-delivery-driver` tokens may carry `taskid: "*"` (`allowAllTasks: true`).
     public var allowsAllTasks: Bool
+    /// The tenant's own access check, asked after `allow` granted a request; `nil` when `allow` alone decides.
+    public var authorizer: AuthorizerSettings?
 
     /// Creates a client.
-    public init(name: String, credential: Credential, allow: [TokenType: Grant], isRevoked: Bool = false, allowsAllTasks: Bool = false) {
+    public init(
+        name: String, credential: Credential, allow: [TokenType: Grant], isRevoked: Bool = false, allowsAllTasks: Bool = false,
+        authorizer: AuthorizerSettings? = nil
+    ) {
         self.name = name
         self.credential = credential
         self.allow = allow
         self.isRevoked = isRevoked
         self.allowsAllTasks = allowsAllTasks
+        self.authorizer = authorizer
     }
 }
 

@@ -20,6 +20,9 @@ public struct GatewayAssembler: Sendable {
     public var logger: Logger
     /// How key sets fetch their JWKS (AsyncHTTPClient in `serve`; tests bring their own).
     public var jwksFetcher: any JWKSFetcher
+    /// How clients' authorizers are asked (AsyncHTTPClient in `serve`). Without one, every authorizer question
+    /// fails: such a client is refused `authorizer_unavailable`, never allowed.
+    public var authorizerTransport: any AuthorizerTransport
     /// How many verified session tokens each provider remembers.
     public var sessionMemoLimit: Int
     /// The instruments every generation it builds counts with.
@@ -32,9 +35,11 @@ public struct GatewayAssembler: Sendable {
         clock: TokenGateClock = .system,
         logger: Logger,
         jwksFetcher: any JWKSFetcher,
+        authorizerTransport: (any AuthorizerTransport)? = nil,
         sessionMemoLimit: Int = 100_000,
         metrics: GatewayMetrics = GatewayMetrics()
     ) {
+        self.authorizerTransport = authorizerTransport ?? UnavailableAuthorizerTransport()
         self.metrics = metrics
         self.registry = registry
         self.environment = environment
@@ -183,15 +188,22 @@ public struct GatewayAssembler: Sendable {
         let authenticator = CallerAuthenticator(
             provider: settings.id, clients: settings.clients, clock: clock,
             keySet: { keySets.keySet(for: $0) }, sessionMemoLimit: sessionMemoLimit)
+        // Unchanged clients keep their authenticator (session memo) and their authorizers (cached answers).
+        let keepsClients = previous?.fingerprints.clients == fingerprints.clients
+        let authorizer =
+            keepsClients
+            ? previous!.authorizer
+            : ProviderAuthorizer(provider: settings.id, clients: settings.clients, transport: authorizerTransport, clock: clock)
         return ProviderRuntime(
             settings: settings,
             backend: backend,
             keys: keys,
-            authenticator: previous?.fingerprints.clients == fingerprints.clients ? previous!.authenticator : authenticator,
+            authenticator: keepsClients ? previous!.authenticator : authenticator,
+            authorizer: authorizer,
             cache: keepsBackend ? previous!.cache : TokenCache(policy: settings.cache, clock: clock),
             limiters: previous?.fingerprints.limits == fingerprints.limits
                 ? previous!.limiters : ProviderLimiters(settings.rateLimits, clock: clock),
-            metrics: metrics.provider(settings.id, tokenTypes: backend.tokenTypes),
+            metrics: metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: !authorizer.isEmpty),
             fingerprints: fingerprints
         )
     }

@@ -1,11 +1,12 @@
 import JOSE
 
 /// Everything one provider needs at request time, built by the ``GatewayAssembler``: its settings, its backend and
-/// the keys that verify it, its callers, its cache and its limiters.
+/// the keys that verify it, its callers and their authorizers, its cache and its limiters.
 ///
 /// A reload builds a new runtime for every provider, but hands on the parts whose configuration did not change
 /// (see ``ProviderFingerprints``): the backend, keys and cache when the backend's settings are the same, the
-/// authenticator (and its session memo) when the clients are, the limiters when the limits are.
+/// authenticator (and its session memo) and the authorizers (and their answers) when the clients are, the limiters
+/// when the limits are.
 public final class ProviderRuntime: Sendable {
     /// The validated settings.
     public let settings: ProviderSettings
@@ -13,6 +14,7 @@ public final class ProviderRuntime: Sendable {
     public let backend: any TokenBackend
     let keys: ProviderKeys
     let authenticator: CallerAuthenticator
+    let authorizer: ProviderAuthorizer
     let cache: TokenCache<TokenCacheKey, CachedToken>
     let limiters: ProviderLimiters
     let metrics: ProviderMetrics
@@ -26,6 +28,7 @@ public final class ProviderRuntime: Sendable {
         backend: any TokenBackend,
         keys: ProviderKeys,
         authenticator: CallerAuthenticator,
+        authorizer: ProviderAuthorizer,
         cache: TokenCache<TokenCacheKey, CachedToken>,
         limiters: ProviderLimiters,
         metrics: ProviderMetrics,
@@ -36,6 +39,7 @@ public final class ProviderRuntime: Sendable {
         self.backend = backend
         self.keys = keys
         self.authenticator = authenticator
+        self.authorizer = authorizer
         self.cache = cache
         self.limiters = limiters
         self.fingerprints = fingerprints

@@ -55,6 +55,8 @@ public final class CallerAuthenticator: Sendable {
     public let provider: ProviderID
     let apiKeyClients: [APIKeyClient]
     let sessionClients: [SessionClient]
+    /// The clients with an `authorizer:`: for them a session-token caller's `any` grant defers to the authorizer.
+    let clientsWithAuthorizer: Set<String>
     let clock: TokenGateClock
     let memo: Mutex<SessionMemo>
     // Counts signature verifications of session tokens, so tests can prove a memo hit does none.
@@ -95,6 +97,7 @@ public final class CallerAuthenticator: Sendable {
         }
         self.apiKeyClients = apiKeyClients
         self.sessionClients = sessionClients
+        self.clientsWithAuthorizer = Set(clients.filter { $0.authorizer != nil }.map(\.name))
         self.memo = Mutex(SessionMemo(limit: sessionMemoLimit))
     }
 
@@ -121,6 +124,8 @@ public final class CallerAuthenticator: Sendable {
     /// of its IDs (a batch's every task) is one of the values of the claim their grant names (exact,
     /// case-sensitive). A whole-fleet type needs its own `whole-fleet` grant, and a server token is never an app
     /// user's, whatever the configuration says; a trusted driver's every-task token needs `allowAllTasks`.
+    /// A session-token caller whose client has an authorizer may also hold `any` (not for a whole-fleet type): the
+    /// authorizer then decides, after this.
     public func authorize(_ caller: AuthenticatedCaller, for context: TokenContext) throws(TokenGateError) {
         guard caller.provider == provider else {
             throw TokenGateError(.forbidden, "\(caller) is not a caller of \(provider)")
@@ -143,6 +148,8 @@ public final class CallerAuthenticator: Sendable {
                 throw TokenGateError(
                     .forbidden, "\(context) is not listed in claim '\(claim)' of client \(caller.name)'s session token")
             }
+        case (.sessionToken, .anyContext) where !type.isWholeFleet && clientsWithAuthorizer.contains(caller.name):
+            return
         default:
             // Only a grant built by hand gets here: the configuration parser refuses these combinations.
             throw TokenGateError(.forbidden, "client \(caller.name) has an unusable grant for \(type) tokens")

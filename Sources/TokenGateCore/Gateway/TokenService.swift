@@ -104,6 +104,8 @@ public final class TokenService: Sendable {
         if endedContexts.isEnded(context, provider: id, now: clock.wallSeconds()) {
             throw TokenGateError(.contextEnded, "\(context.tokenType) \(context) was ended by an operator")
         }
+        // The tenant's own check, only for a request every cheaper check let through; it fails closed.
+        try await runtime.authorizer.check(caller, for: context, metrics: runtime.metrics)
         try runtime.limiters.check(provider: id, caller: caller, context: context, metrics: runtime.metrics)
         let key = TokenCacheKey(provider: id, context: context)
         do {

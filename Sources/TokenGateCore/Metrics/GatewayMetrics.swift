@@ -53,8 +53,8 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// The instruments of one provider.
-    func provider(_ id: ProviderID, tokenTypes: Set<TokenType>) -> ProviderMetrics {
-        ProviderMetrics(id: id, tokenTypes: tokenTypes, factory: factory, labeled: labeled)
+    func provider(_ id: ProviderID, tokenTypes: Set<TokenType>, hasAuthorizer: Bool = false) -> ProviderMetrics {
+        ProviderMetrics(id: id, tokenTypes: tokenTypes, hasAuthorizer: hasAuthorizer, factory: factory, labeled: labeled)
     }
 
     /// The metric names, in one place (the README lists them with their meaning).
@@ -72,6 +72,8 @@ public final class GatewayMetrics: Sendable {
         static let generation = "tokengate_config_generation"
         static let reloads = "tokengate_config_reloads_total"
         static let httpErrors = "tokengate_http_errors_total"
+        static let authorizerCalls = "tokengate_authorizer_calls_total"
+        static let authorizerCacheHits = "tokengate_authorizer_cache_hits_total"
     }
 }
 

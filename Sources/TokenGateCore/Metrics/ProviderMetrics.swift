@@ -8,6 +8,8 @@ public final class ProviderMetrics: Sendable {
     private let backendDuration: [TokenType: Timer]
     private let rateLimited: [RateLimitScope: Counter]
     private let cacheEntries: Gauge
+    private let authorizerCalls: [AuthorizerOutcome: Counter]
+    private let authorizerCacheHits: Counter?
     private let labeled: LabeledCounters
 
     /// Which limit refused a request (the `scope` label).
@@ -17,7 +19,13 @@ public final class ProviderMetrics: Sendable {
         case failedAuthPerPeer = "failed_auth_peer"
     }
 
-    init(id: ProviderID, tokenTypes: Set<TokenType>, factory: any MetricsFactory, labeled: LabeledCounters) {
+    /// What a call to a client's authorizer answered (the `outcome` label).
+    public enum AuthorizerOutcome: String, Sendable, CaseIterable {
+        case allowed, denied, error
+    }
+
+    /// `hasAuthorizer`: whether a client of the provider has an authorizer (only then are its counters made).
+    init(id: ProviderID, tokenTypes: Set<TokenType>, hasAuthorizer: Bool = false, factory: any MetricsFactory, labeled: LabeledCounters) {
         self.id = id
         self.labeled = labeled
         typealias Name = GatewayMetrics.Name
@@ -43,6 +51,16 @@ public final class ProviderMetrics: Sendable {
         }
         rateLimited = limited
         cacheEntries = Gauge(label: Name.cacheEntries, dimensions: [("provider", id.rawValue)], factory: factory)
+        var authorizerCalls: [AuthorizerOutcome: Counter] = [:]
+        if hasAuthorizer {
+            for outcome in AuthorizerOutcome.allCases {
+                authorizerCalls[outcome] = Counter(
+                    label: Name.authorizerCalls, dimensions: [("provider", id.rawValue), ("outcome", outcome.rawValue)], factory: factory)
+            }
+        }
+        self.authorizerCalls = authorizerCalls
+        authorizerCacheHits =
+            hasAuthorizer ? Counter(label: Name.authorizerCacheHits, dimensions: [("provider", id.rawValue)], factory: factory) : nil
     }
 
     /// A token handed out, by how the cache produced it.
@@ -75,6 +93,12 @@ public final class ProviderMetrics: Sendable {
 
     /// A request refused by a rate limit.
     func recordRateLimited(_ scope: RateLimitScope) { rateLimited[scope]?.increment() }
+
+    /// One call to a client's authorizer, by what it answered.
+    func recordAuthorizerCall(_ outcome: AuthorizerOutcome) { authorizerCalls[outcome]?.increment() }
+
+    /// An authorizer answer reused from its cache, without a call.
+    func recordAuthorizerCacheHit() { authorizerCacheHits?.increment() }
 
     /// The number of cached tokens now (set when metrics are read).
     func recordCacheEntries(_ count: Int) { cacheEntries.record(count) }

@@ -1,0 +1,124 @@
+import JOSE
+
+/// One provider's live ownership checks: for a client with an `authorizer:`, asks the tenant's own backend whether
+/// the caller may have the context, after authentication and `allow` and before the rate limits and the token cache.
+///
+/// Fails closed: only `200 {"allowed": true}` lets a request on; a no is `forbidden`, and anything that is not a clear
+/// yes or no is `authorizer_unavailable`, never an allow and never cached. Yes and no are cached per (client, subject,
+/// context) for the client's `cacheFor` in an ``AuthorizerDecisionCache``; concurrent identical questions share one
+/// call. The subject is the session token's `sub` (a session token without one is refused without a call), or the
+/// client's name for an api-key client.
+///
+/// Built by the ``GatewayAssembler`` with the provider's runtime; a reload that leaves the provider's clients
+/// unchanged hands it, cached answers and all, to the next generation, as it does the ``CallerAuthenticator``.
+final class ProviderAuthorizer: Sendable {
+    let provider: ProviderID
+    private let clients: [String: AuthorizerSettings]
+    private let transport: any AuthorizerTransport
+    let cache: AuthorizerDecisionCache
+
+    /// The authorizers of `clients` that have one, asked through `transport`.
+    init(
+        provider: ProviderID, clients: [ClientConfig], transport: any AuthorizerTransport, clock: TokenGateClock,
+        maxEntries: Int = AuthorizerDecisionCache.defaultMaxEntries
+    ) {
+        self.provider = provider
+        var byName: [String: AuthorizerSettings] = [:]
+        for client in clients { byName[client.name] = client.authorizer }
+        self.clients = byName
+        self.transport = transport
+        self.cache = AuthorizerDecisionCache(clock: clock, maxEntries: maxEntries)
+    }
+
+    /// Whether any client of the provider has an authorizer.
+    var isEmpty: Bool { clients.isEmpty }
+
+    /// Returns when `caller`'s client has no authorizer or its authorizer allows `context`; throws `forbidden` when it
+    /// denies, `authorizer_unavailable` when it gives no clear answer. The reason (status, timeout) is for the log.
+    func check(_ caller: AuthenticatedCaller, for context: TokenContext, metrics: ProviderMetrics) async throws(TokenGateError) {
+        guard !clients.isEmpty, let settings = clients[caller.name] else { return }
+        let subject: String
+        switch caller.kind {
+        case .apiKey:
+            subject = caller.name
+        case .sessionToken:
+            // Without a subject the answer could only be about the client, shared by all its users: refused.
+            guard let sub = caller.subject else {
+                throw TokenGateError(.forbidden, "client \(caller.name)'s session token has no string sub for its authorizer")
+            }
+            subject = sub
+        }
+        guard let url = settings.url.url(subject: subject, client: caller.name, provider: provider, context: context) else {
+            throw TokenGateError(.forbidden, "a value for the authorizer URL's path of client \(caller.name) is only dots")
+        }
+        let key = AuthorizerDecisionCache.Key(client: caller.name, subject: subject, context: context)
+        let request = AuthorizerRequest(url: url, timeout: settings.timeout)
+        let transport = self.transport
+        let (verdict, source) = await cache.verdict(for: key, cacheFor: settings.cacheFor) {
+            let verdict = await Self.ask(transport, request)
+            metrics.recordAuthorizerCall(verdict.outcome)
+            return verdict
+        }
+        if source == .cache { metrics.recordAuthorizerCacheHit() }
+        switch verdict {
+        case .allowed:
+            return
+        case .denied(let why):
+            throw TokenGateError(.forbidden, "the authorizer of client \(caller.name) denied \(context) (\(why))")
+        case .unavailable(let why):
+            throw TokenGateError(.authorizerUnavailable, "the authorizer of client \(caller.name) gave no answer for \(context): \(why)")
+        }
+    }
+
+    /// One exchange under the request's deadline, whatever the transport does, and its reading by the contract.
+    static func ask(_ transport: any AuthorizerTransport, _ request: AuthorizerRequest) async -> AuthorizerVerdict {
+        let answer = await withTaskGroup(of: Result<AuthorizerResponse, any Error>?.self) { group in
+            group.addTask {
+                do { return .success(try await transport.send(request)) } catch { return .failure(error) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: request.timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch answer {
+        case nil:
+            return .unavailable(why: "no answer within \(request.timeout)")
+        case .failure(let error)?:
+            return .unavailable(why: (error as? AuthorizerTransportFailure)?.description ?? "\(type(of: error))")
+        case .success(let response)?:
+            return read(response, maxBodyBytes: request.maxBodyBytes)
+        }
+    }
+
+    /// The answer contract: 200 `{"allowed": true}` yes; 200 `{"allowed": false}`, 403 or 404 no; anything else no
+    /// answer.
+    static func read(_ response: AuthorizerResponse, maxBodyBytes: Int) -> AuthorizerVerdict {
+        switch response.status {
+        case 200:
+            guard response.body.count <= maxBodyBytes else {
+                return .unavailable(why: "answered 200 with a body over \(maxBodyBytes) bytes")
+            }
+            guard case .object(let object)? = try? JSON.parse(response.body), case .bool(let allowed)? = object["allowed"] else {
+                return .unavailable(why: #"answered 200 without a JSON body {"allowed": true|false}"#)
+            }
+            return allowed ? .allowed : .denied(why: #"answered {"allowed": false}"#)
+        case 403, 404:
+            return .denied(why: "answered HTTP \(response.status)")
+        default:
+            return .unavailable(why: "answered HTTP \(response.status)")
+        }
+    }
+}
+
+/// A transport failure whose description is safe for the log (no URL: it names the caller's subject). Transports
+/// throw it; any other error is logged by its type only.
+public struct AuthorizerTransportFailure: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    /// A failure described by `description`.
+    public init(_ description: String) { self.description = description }
+}

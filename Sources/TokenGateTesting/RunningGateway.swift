@@ -26,7 +26,9 @@ public struct RunningGateway: Sendable {
     /// down.
     ///
     /// Background work runs as under `serve`, through a ``GatewayReloader``: each key set's refresher (fetching
-    /// through `jwksFetcher`, by default AsyncHTTPClient for loopback servers) and each backend's own work.
+    /// through `jwksFetcher`, by default AsyncHTTPClient for loopback servers) and each backend's own work. Clients'
+    /// authorizers are asked through `authorizerTransport`, by default AsyncHTTPClient (the shared client; a
+    /// redirected answer is refused).
     public static func with<Result: Sendable>(
         configuration path: String,
         registry: BackendRegistry,
@@ -34,6 +36,7 @@ public struct RunningGateway: Sendable {
         environment: [String: String] = [:],
         logger: Logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }),
         jwksFetcher: (any JWKSFetcher)? = nil,
+        authorizerTransport: (any AuthorizerTransport)? = nil,
         watchInterval: Duration? = nil,
         _ body: (RunningGateway) async throws -> Result
     ) async throws -> Result {
@@ -41,6 +44,7 @@ public struct RunningGateway: Sendable {
         let assembler = GatewayAssembler(
             registry: registry, environment: environment, clock: clock, logger: logger,
             jwksFetcher: jwksFetcher ?? HTTPJWKSFetcher(client: HTTPClient.shared),
+            authorizerTransport: authorizerTransport ?? HTTPAuthorizerTransport(client: HTTPClient.shared),
             metrics: GatewayMetrics(factory: exporter.factory))
         let generation = try await assembler.build(path: path)
         let audit = try AuditLog(generation.configuration.audit, logger: logger)

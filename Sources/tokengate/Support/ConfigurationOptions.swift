@@ -13,8 +13,9 @@ struct ConfigurationOptions: ParsableArguments {
     @Option(name: .long, help: "The configuration file.")
     var config: String = "config.yaml"
 
-    /// Runs `body` with an assembler for this build's plugins. Its one HTTP client (upstream token servers and
-    /// JWKS URLs alike: no redirects, no silent connection retries) lives as long as `body` and is shut down after.
+    /// Runs `body` with an assembler for this build's plugins. Its one HTTP client (upstream token servers, JWKS
+    /// URLs and clients' authorizers alike: no redirects, no silent connection retries) lives as long as `body` and
+    /// is shut down after.
     func withAssembler<Result>(
         logger: Logger, metrics: GatewayMetrics = GatewayMetrics(), _ body: (GatewayAssembler) async throws -> Result
     ) async throws -> Result {
@@ -27,6 +28,7 @@ struct ConfigurationOptions: ParsableArguments {
             environment: ProcessInfo.processInfo.environment,
             logger: logger,
             jwksFetcher: HTTPJWKSFetcher(client: client),
+            authorizerTransport: HTTPAuthorizerTransport(client: client),
             metrics: metrics
         )
         do {

@@ -53,6 +53,8 @@ final class AuthorizerDecisionCache: Sendable {
     private struct Flight: Sendable {
         var id: UInt64
         var task: Task<AuthorizerVerdict, Never>
+        /// Questions that joined the call after the one that started it.
+        var joined = 0
     }
 
     private struct State: Sendable {
@@ -93,7 +95,10 @@ final class AuthorizerDecisionCache: Sendable {
                 }
                 state.entries.remove(slot: slot)
             }
-            if let flight = state.flights[key] { return .flight(flight.task, started: false) }
+            if let flight = state.flights[key] {
+                state.flights[key]?.joined += 1
+                return .flight(flight.task, started: false)
+            }
             state.nextFlightID &+= 1
             let id = state.nextFlightID
             // Made under the lock so the flight is registered before anyone else looks; the task's own first use of
@@ -112,6 +117,9 @@ final class AuthorizerDecisionCache: Sendable {
 
     /// The number of answers cached (calls in flight are not counted).
     var count: Int { state.withLock { $0.entries.count } }
+
+    /// How many questions joined the call in flight for `key`; lets tests line callers up without sleeping.
+    func joinedCount(for key: Key) -> Int { state.withLock { $0.flights[key]?.joined ?? 0 } }
 
     private func fly(
         _ key: Key, id: UInt64, ttl: UInt64, ask: @Sendable () async -> AuthorizerVerdict

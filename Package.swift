@@ -211,6 +211,8 @@ let package = Package(
             dependencies: [
                 "TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // A tenant's authorizer, served for real on loopback.
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

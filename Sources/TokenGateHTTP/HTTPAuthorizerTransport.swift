@@ -22,6 +22,9 @@ public struct HTTPAuthorizerTransport: AuthorizerTransport {
         let response: HTTPClientResponse
         do {
             response = try await client.execute(http, timeout: Self.timeAmount(request.timeout))
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            // The same words as the authorizer's own deadline, which this one races.
+            throw AuthorizerTransportFailure("no answer within \(request.timeout)")
         } catch let error as HTTPClientError {
             throw AuthorizerTransportFailure("the request failed (\(error))")
         } catch is CancellationError {

@@ -76,6 +76,14 @@ struct CheckConfigCommand: AsyncParsableCommand {
                 }
             }
         let grants = client.allow.keys.sorted().map(\.rawValue).joined(separator: ",")
-        return "\(client.name) (\(kind): \(grants))\(client.isRevoked ? " revoked" : "")"
+        return "\(client.name) (\(kind): \(grants))\(client.isRevoked ? " revoked" : "")\(describe(client.authorizer))"
+    }
+
+    /// Where the authorizer is and its timing; never the query, which may carry a secret from `${ENV}`.
+    private static func describe(_ authorizer: AuthorizerSettings?) -> String {
+        guard let authorizer else { return "" }
+        let template = authorizer.url.description
+        let withoutQuery = template.prefix { $0 != "?" }
+        return ", asks \(withoutQuery) (cached \(authorizer.cacheFor), timeout \(authorizer.timeout))"
     }
 }

@@ -55,7 +55,7 @@ final class AnswerGate: Sendable {
 }
 
 /// ``ProviderAuthorizer`` with in-memory transports: the answer contract, fail-closed, the cache and single flight.
-@Suite(.timeLimit(.minutes(1))) struct AuthorizerTests {
+@Suite(.timeLimit(.minutes(3))) struct AuthorizerTests {
     static let acme = AuthFixtures.acme
     static let trip = AuthFixtures.trip("trip-1")
     static let url = "https://auth.acme.test/can?subject={subject}&client={client}&trip={tripId}"
@@ -203,6 +203,7 @@ final class AnswerGate: Sendable {
     @Test func aSessionTokenWithoutSubOrADotsOnlyPathValueIsRefusedWithoutACall() async throws {
         let transport = ScriptedAuthorizerTransport(status: 200, body: ScriptedAuthorizerTransport.yes)
         #expect(await outcome(try authorizer(transport), Self.rider(nil)) == .forbidden)
+        #expect(await outcome(try authorizer(transport), Self.rider("")) == .forbidden)
         let settings = AuthorizerSettings(url: try AuthorizerURLTemplate(parsing: "https://auth.acme.test/users/{subject}?trip={tripId}"))
         let pathAuthorizer = ProviderAuthorizer(
             provider: Self.acme,

@@ -12,6 +12,12 @@ import TokenGateTesting
 @Suite(.timeLimit(.minutes(2))) struct AuthorizerGatewayTests {
     static let apiKey = "acme-dispatch-key-0123456789"
     static let issuer = "https://login.acme.test/"
+    // Made once for the whole suite: an RSA key per gateway would cost every other suite running beside it seconds
+    // of CPU on a 2-core machine.
+    static let signingKey = Result {
+        try ServiceAccountKey.generate(projectID: "acme-rides", clientEmail: "tokens@acme-rides.iam.gserviceaccount.com")
+    }
+    static let identityProvider = Result { try JWSKey.generate(.es256, keyID: "idp-1") }
 
     /// A provider with an api-key client and a rider app, both with an authorizer at `authorizerURL`.
     struct Fixture {
@@ -21,8 +27,9 @@ import TokenGateTesting
 
         init(authorizerURL: String, cacheFor: String = "60s", timeout: String = "10s", rateLimits: String = "{}") throws {
             directory = try TemporaryDirectory()
-            identityProvider = try JWSKey.generate(.rs256, keyID: "idp-1")
+            identityProvider = try AuthorizerGatewayTests.identityProvider.get()
             try directory.write("idp-jwks.json", try JWKSet(keys: [identityProvider.publicKey()]).publicJSON())
+            try directory.write("keys/signer.json", try AuthorizerGatewayTests.signingKey.get().json())
             let digest = HexBytes.encode(try Digest.sha256(Array(AuthorizerGatewayTests.apiKey.utf8)))
             let authorizer =
                 "{ type: http, url: \"\(authorizerURL)/can-access?subject={subject}&tripId={tripId}\", cacheFor: \(cacheFor), timeout: \(timeout) }"
@@ -35,8 +42,8 @@ import TokenGateTesting
                     backend:
                       type: static-key
                       keys:
-                        consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
-                        driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
+                        consumer: [{ serviceAccountFile: keys/signer.json }]
+                        driver: [{ serviceAccountFile: keys/signer.json }]
                     clients:
                       - name: dispatch
                         type: api-key

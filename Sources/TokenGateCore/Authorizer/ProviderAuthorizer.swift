@@ -43,8 +43,8 @@ final class ProviderAuthorizer: Sendable {
             subject = caller.name
         case .sessionToken:
             // Without a subject the answer could only be about the client, shared by all its users: refused.
-            guard let sub = caller.subject else {
-                throw TokenGateError(.forbidden, "client \(caller.name)'s session token has no string sub for its authorizer")
+            guard let sub = caller.subject, !sub.isEmpty else {
+                throw TokenGateError(.forbidden, "client \(caller.name)'s session token has no non-empty string sub for its authorizer")
             }
             subject = sub
         }

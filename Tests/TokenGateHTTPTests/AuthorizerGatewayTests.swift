@@ -11,6 +11,7 @@ import TokenGateTesting
 /// the cache.
 @Suite(.timeLimit(.minutes(2))) struct AuthorizerGatewayTests {
     static let apiKey = "acme-dispatch-key-0123456789"
+    static let adminKey = "acme-admin-key-0123456789"
     static let issuer = "https://login.acme.test/"
     // Made once for the whole suite: an RSA key per gateway would cost every other suite running beside it seconds
     // of CPU on a 2-core machine.
@@ -31,11 +32,14 @@ import TokenGateTesting
             try directory.write("idp-jwks.json", try JWKSet(keys: [identityProvider.publicKey()]).publicJSON())
             try directory.write("keys/signer.json", try AuthorizerGatewayTests.signingKey.get().json())
             let digest = HexBytes.encode(try Digest.sha256(Array(AuthorizerGatewayTests.apiKey.utf8)))
+            let adminDigest = HexBytes.encode(try Digest.sha256(Array(AuthorizerGatewayTests.adminKey.utf8)))
             let authorizer =
                 "{ type: http, url: \"\(authorizerURL)/can-access?subject={subject}&tripId={tripId}\", cacheFor: \(cacheFor), timeout: \(timeout) }"
             try directory.write(
                 "config.yaml",
                 """
+                adminKeys:
+                  - { name: ops, keySha256: \(adminDigest) }
                 providers:
                   acme-rides:
                     rateLimits: \(rateLimits)
@@ -213,6 +217,11 @@ import TokenGateTesting
                 #expect(driver.status == 403)
                 #expect(driver.errorCode == "forbidden")
                 #expect(try await gateway.get("/v1/providers/acme-rides/tokens/driver?vehicleId=v-1", bearer: Self.apiKey).status == 403)
+                // A trip an operator ended is refused (410) from the gateway's own list, without asking.
+                let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
+                let ended = try await admin.request("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-42/end", bearer: Self.adminKey)
+                #expect(ended.status == 200, "\(ended.text)")
+                #expect(try await gateway.get(Self.trip("trip-42"), bearer: session).status == 410)
                 #expect(authorizer.calls == 0)
             }
         }

@@ -5,7 +5,7 @@ struct UpstreamSettings: Sendable {
     /// `GET` sends everything in the URL; `POST` also sends a JSON body.
     enum Method: String, Sendable, CaseIterable { case get = "GET", post = "POST" }
 
-    var url: URLTemplate
+    var url: UpstreamURL
     var method: Method = .get
     /// Extra request headers; values may carry secrets from `${ENV}` and are never logged.
     var headers: [(name: String, value: String)] = []
@@ -28,8 +28,8 @@ struct UpstreamSettings: Sendable {
             "type", "url", "method", "headers", "tokenTypes", "response", "timeouts", "retries", "maxBodyBytes", "verify",
         ])
         let urlNode = try mapping.required("url")
-        let url: URLTemplate
-        do { url = try URLTemplate(parsing: try urlNode.nonEmptyString()) } catch let error as URLTemplateError {
+        let url: UpstreamURL
+        do { url = try UpstreamURL(parsing: try urlNode.nonEmptyString()) } catch let error as URLTemplateError {
             throw urlNode.error(error.message)
         }
         if url.isPlainHTTPToAnotherHost {

@@ -43,9 +43,6 @@ public struct AdminAuthenticator: Sendable {
         perProvider = configuration.providers.mapValues(\.adminKeys)
     }
 
-    /// Whether any admin key is configured at all (without one, the admin API refuses everything).
-    public var hasKeys: Bool { !global.isEmpty || perProvider.values.contains { !$0.isEmpty } }
-
     /// The name of the key `authorization` (`Bearer KEY`) carries, if it may act for `provider`. Every digest is
     /// compared in constant time and a match does not end the loop. A key of another provider is forbidden, an
     /// unknown one unauthenticated.

@@ -115,7 +115,7 @@ public struct TokenRoutes: Sendable {
                 // Refused before the service saw it; counted and logged with the service's own denials.
                 service.recordDenial(
                     error, providerID: context.parameters.get("providerId") ?? "",
-                    tokenType: context.parameters.get("tokenType") ?? context.parameters.get("sampleType") ?? "",
+                    tokenType: context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType")),
                     peer: context.peer, requestID: context.requestID)
                 throw error
             }
@@ -128,6 +128,11 @@ public struct TokenRoutes: Sendable {
             response.headers.append(contentsOf: Self.corsHeaders(origin: origin))
         }
         return response
+    }
+
+    /// A sample route's type as the token type it names for logs and metrics (`delivery_driver`: `delivery-driver`).
+    static func tokenTypeName(ofSampleType sampleType: String?) -> String {
+        String((sampleType ?? "").map { $0 == "_" ? "-" : $0 })
     }
 
     /// The `Authorization` value, after refusing an oversized URL or `Authorization` before anything else runs.

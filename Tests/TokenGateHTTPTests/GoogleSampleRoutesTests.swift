@@ -198,6 +198,12 @@ import TokenGateTesting
             #expect(response.errorCode == "not_found")
             let unknown = try await gateway.get("/v1/providers/nobody-here/samples/token/consumer/trip-42", bearer: Self.apiKey)
             #expect(unknown.errorCode == "unknown_provider")
+            // Counted under the token type the sample route names.
+            _ = try await gateway.get("/v1/providers/plain-rides/samples/token/delivery_driver/van-3", bearer: "plain-key-0123456789")
+            let denials = try await gateway.metrics().split(separator: "\n").filter { $0.hasPrefix("tokengate_denials_total{") }
+            #expect(
+                denials.contains { $0.contains(#"provider="plain-rides""#) && $0.contains(#"token_type="delivery-driver""#) && $0.contains(#"code="not_found""#) },
+                "\(denials)")
             // The main route still serves it.
             #expect(try await gateway.get("/v1/providers/plain-rides/tokens/consumer?tripId=trip-42", bearer: "plain-key-0123456789").status == 200)
         }

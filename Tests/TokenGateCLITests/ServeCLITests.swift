@@ -55,6 +55,10 @@ import Darwin
         try await withCLI { cli in
             try cli.write("config.yaml", try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey))
             let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
+            // Both listeners up before the limit drops: an admin socket still to open would fail with EMFILE and
+            // stop the whole process (a loaded CI run saw exactly that as a refused connection).
+            for _ in 0..<400 where server.adminPort == nil { try await Task.sleep(for: .milliseconds(25)) }
+            try #require(server.adminPort != nil, "\(server.stderr)")
             let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count
             let limited = try await cli.runTool("/usr/bin/prlimit", ["--pid", "\(server.pid)", "--nofile=\(open + 4):\(open + 4)"])
             try #require(limited == 0)

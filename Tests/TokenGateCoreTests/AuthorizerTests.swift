@@ -30,30 +30,6 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
     }
 }
 
-/// A gate answers wait on until a test opens it (no sleeping).
-final class AnswerGate: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let isOpen = state.withLock { state in
-                if !state.isOpen { state.waiters.append(continuation) }
-                return state.isOpen
-            }
-            if isOpen { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
-
 /// ``ProviderAuthorizer`` with in-memory transports: the answer contract, fail-closed, the cache and single flight.
 @Suite(.timeLimit(.minutes(3))) struct AuthorizerTests {
     static let acme = AuthFixtures.acme
@@ -184,7 +160,7 @@ final class AnswerGate: Sendable {
     }
 
     @Test func concurrentIdenticalQuestionsShareOneCall() async throws {
-        let gate = AnswerGate()
+        let gate = AsyncGate()
         let transport = ScriptedAuthorizerTransport { _ in
             await gate.wait()
             return AuthorizerResponse(status: 200, body: Array(ScriptedAuthorizerTransport.yes.utf8))

@@ -69,6 +69,16 @@ let package = Package(
         ),
 
         // The gateway's domain: Fleet Engine token model, configuration, backends, cache, limits, callers.
+        // The shared state of several replicas, on Redis: the one place the core meets the RESP client.
+        .target(
+            name: "TokenGateRedis",
+            dependencies: [
+                "TokenGateCore", "RESP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TokenGateCore",
             dependencies: [
@@ -152,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "JOSE",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE",
                 "StaticKeySigner", "UpstreamHTTPProvider", "FileTokenSource",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

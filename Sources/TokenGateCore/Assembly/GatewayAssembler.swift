@@ -64,7 +64,7 @@ public struct GatewayAssembler: Sendable {
     public static func serverSettings(path: String, environment: [String: String]) -> ServerSettings? {
         guard let data = FileManager.default.contents(atPath: path),
             let root = try? ConfigNode.parse([UInt8](data), file: ConfigFile(path: path, environment: environment)),
-            let server = try? root.mapping(allowedKeys: ["server", "defaults", "audit", "providers"]).optional("server")
+            let server = try? root.mapping(allowedKeys: ConfigurationParser.topLevelKeys).optional("server")
         else { return ServerSettings() }
         return try? ServerSettings.parse(server)
     }
@@ -105,7 +105,8 @@ public struct GatewayAssembler: Sendable {
         var providers: [ProviderID: ProviderRuntime] = [:]
         for (id, settings) in configuration.providers.sorted(by: { $0.key < $1.key }) {
             do {
-                providers[id] = try await makeRuntime(settings, keySets: &keySets, previous: nil)
+                providers[id] = try await makeRuntime(
+                    settings, keySets: &keySets, previous: nil, replicas: configuration.sharedState?.replicas)
             } catch let error as ConfigError {
                 errors.append(error)
             } catch {
@@ -135,7 +136,8 @@ public struct GatewayAssembler: Sendable {
             previous: previous?.keySets, fetcher: jwksFetcher, clock: clock, logger: logger, metrics: metrics)
         var providers: [ProviderID: ProviderRuntime] = [:]
         for (id, settings) in configuration.providers.sorted(by: { $0.key < $1.key }) {
-            providers[id] = try await makeRuntime(settings, keySets: &keySets, previous: previous?.providers[id])
+            providers[id] = try await makeRuntime(
+                settings, keySets: &keySets, previous: previous?.providers[id], replicas: configuration.sharedState?.replicas)
         }
         return GatewayGeneration(
             number: (previous?.number ?? 0) + 1,
@@ -167,7 +169,7 @@ public struct GatewayAssembler: Sendable {
     }
 
     private func makeRuntime(
-        _ settings: ProviderSettings, keySets: inout KeySetDirectory.Builder, previous: ProviderRuntime?
+        _ settings: ProviderSettings, keySets: inout KeySetDirectory.Builder, previous: ProviderRuntime?, replicas: Int?
     ) async throws -> ProviderRuntime {
         var logger = logger
         logger[metadataKey: "provider"] = "\(settings.id)"
@@ -203,6 +205,8 @@ public struct GatewayAssembler: Sendable {
             cache: keepsBackend ? previous!.cache : TokenCache(policy: settings.cache, clock: clock),
             limiters: previous?.fingerprints.limits == fingerprints.limits
                 ? previous!.limiters : ProviderLimiters(settings.rateLimits, clock: clock),
+            // This replica's share, for while the shared store is unreachable.
+            fallbackLimiters: replicas.map { ProviderLimiters(settings.rateLimits.share(of: $0), clock: clock) },
             metrics: metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: !authorizer.isEmpty),
             fingerprints: fingerprints
         )

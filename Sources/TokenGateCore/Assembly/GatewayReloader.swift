@@ -74,6 +74,12 @@ public final class GatewayReloader: Service {
         let next: GatewayGeneration
         do {
             next = try await assembler.build(path: configurationPath, previous: previous)
+            // The replicas' shared store is connected once, at start; a reload cannot move it.
+            guard next.configuration.sharedState == previous.configuration.sharedState else {
+                throw ConfigError(
+                    file: configurationPath, mark: nil, keyPath: "sharedState",
+                    message: "cannot change while the gateway runs; restart the replicas with the new settings")
+            }
             // The audit file is opened anew on every reload (log rotation moves the old one away first); a file
             // that cannot be opened fails the reload like any other part.
             try service.audit.reopen(next.configuration.audit)

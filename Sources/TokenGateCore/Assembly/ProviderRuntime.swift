@@ -17,6 +17,8 @@ public final class ProviderRuntime: Sendable {
     let authorizer: ProviderAuthorizer
     let cache: TokenCache<TokenCacheKey, CachedToken>
     let limiters: ProviderLimiters
+    /// With shared state: the limits at this replica's share, applied while the store is unreachable.
+    let fallbackLimiters: ProviderLimiters?
     let metrics: ProviderMetrics
     let fingerprints: ProviderFingerprints
 
@@ -31,6 +33,7 @@ public final class ProviderRuntime: Sendable {
         authorizer: ProviderAuthorizer,
         cache: TokenCache<TokenCacheKey, CachedToken>,
         limiters: ProviderLimiters,
+        fallbackLimiters: ProviderLimiters?,
         metrics: ProviderMetrics,
         fingerprints: ProviderFingerprints
     ) {
@@ -42,6 +45,7 @@ public final class ProviderRuntime: Sendable {
         self.authorizer = authorizer
         self.cache = cache
         self.limiters = limiters
+        self.fallbackLimiters = fallbackLimiters
         self.fingerprints = fingerprints
     }
 

@@ -46,8 +46,11 @@ public struct ConfigurationParser: Sendable {
         }
     }
 
+    /// The sections `config.yaml` may have at its top level.
+    static let topLevelKeys: Set<String> = ["server", "defaults", "audit", "adminKeys", "endedContexts", "sharedState", "providers"]
+
     private func parse(_ root: ConfigNode, only: ProviderID?, errors: inout ErrorCollector) throws -> GatewayConfiguration {
-        let document = try root.mapping(allowedKeys: ["server", "defaults", "audit", "adminKeys", "endedContexts", "providers"])
+        let document = try root.mapping(allowedKeys: Self.topLevelKeys)
         var server = ServerSettings()
         if let node = document.optional("server"), let parsed = try errors.attempt({ try parseServer(node) }) { server = parsed }
         var audit: AuditSettings?
@@ -58,6 +61,8 @@ public struct ConfigurationParser: Sendable {
         if let node = document.optional("endedContexts"), let parsed = try errors.attempt({ try EndedContextSettings.parse(node) }) {
             endedContexts = parsed
         }
+        var sharedState: SharedStateSettings?
+        if let node = document.optional("sharedState") { sharedState = try errors.attempt { try SharedStateSettings.parse(node) } }
         var defaults = Defaults()
         if let node = document.optional("defaults") {
             // A broken defaults section is reported; the providers are still checked, over the built-in defaults.
@@ -86,7 +91,8 @@ public struct ConfigurationParser: Sendable {
         // When every provider failed, their errors say why; "declare one" would only mislead.
         guard !providers.isEmpty || !errors.errors.isEmpty else { throw providersNode.error("declare at least one provider") }
         return GatewayConfiguration(
-            server: server, providers: providers, audit: audit, adminKeys: adminKeys, endedContexts: endedContexts)
+            server: server, providers: providers, audit: audit, adminKeys: adminKeys, endedContexts: endedContexts,
+            sharedState: sharedState)
     }
 
     private func parseServer(_ node: ConfigNode) throws -> ServerSettings {

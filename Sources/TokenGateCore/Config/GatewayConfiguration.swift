@@ -12,12 +12,15 @@ public struct GatewayConfiguration: Sendable {
     public var adminKeys: [AdminKey]
     /// How ended contexts are refused.
     public var endedContexts: EndedContextSettings
+    /// The store replicas share, or nil for a gateway on its own.
+    public var sharedState: SharedStateSettings?
 
     /// Creates a configuration.
     public init(
         server: ServerSettings, providers: [ProviderID: ProviderSettings], audit: AuditSettings? = nil, adminKeys: [AdminKey] = [],
-        endedContexts: EndedContextSettings = EndedContextSettings()
+        endedContexts: EndedContextSettings = EndedContextSettings(), sharedState: SharedStateSettings? = nil
     ) {
+        self.sharedState = sharedState
         self.server = server
         self.providers = providers
         self.audit = audit

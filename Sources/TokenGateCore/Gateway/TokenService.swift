@@ -21,12 +21,15 @@ public final class TokenService: Sendable {
     public let audit: AuditLog
     /// Contexts an operator ended: refused with `410 context_ended`. Outlives every generation.
     public let endedContexts: EndedContexts
+    /// The store replicas share tokens, limits and ended contexts in (`sharedState:`), or nil for one process.
+    public let sharedState: SharedState?
 
     /// Serves `generation`; `render` makes each token's response body once, when the token enters the cache.
     public init(
-        generation: GatewayGeneration, render: @escaping TokenBodyRenderer, audit: AuditLog? = nil, clock: TokenGateClock = .system,
-        logger: Logger
+        generation: GatewayGeneration, render: @escaping TokenBodyRenderer, audit: AuditLog? = nil, sharedState: SharedState? = nil,
+        clock: TokenGateClock = .system, logger: Logger
     ) {
+        self.sharedState = sharedState
         self.current = Mutex(generation)
         self.render = render
         self.audit = audit ?? .disabled(logger: logger)
@@ -106,13 +109,26 @@ public final class TokenService: Sendable {
         }
         // The tenant's own check, only for a request every cheaper check let through; it fails closed.
         try await runtime.authorizer.check(caller, for: context, metrics: runtime.metrics)
-        try runtime.limiters.check(provider: id, caller: caller, context: context, metrics: runtime.metrics)
+        if let sharedState, let fallback = runtime.fallbackLimiters {
+            try await runtime.limiters.check(
+                provider: id, caller: caller, context: context, metrics: runtime.metrics, shared: sharedState, fallback: fallback)
+        } else {
+            try runtime.limiters.check(provider: id, caller: caller, context: context, metrics: runtime.metrics)
+        }
         let key = TokenCacheKey(provider: id, context: context)
         do {
             // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
             let requestID = query.requestID
             let (cached, outcome) = try await runtime.cache.value(for: key) { [self] in
-                let token = try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
+                let token: DeliveredToken
+                if let sharedState {
+                    token = try await sharedState.token(
+                        for: key, refreshBefore: Self.refreshBeforeSeconds(runtime.settings.cache),
+                        adopt: { self.adopt($0, for: context, at: runtime) },
+                        mint: { try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID) })
+                } else {
+                    token = try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
+                }
                 return CachedToken(token: token, body: render(token, context, runtime.settings))
             }
             runtime.metrics.recordServed(type, outcome)
@@ -205,21 +221,40 @@ public final class TokenService: Sendable {
         }
     }
 
+    /// A token read from the shared store, checked exactly as a freshly minted one (Redis is not trusted), and
+    /// usable only with more than the refresh window left. Not audited: the replica that minted it did that.
+    private func adopt(_ compact: String, for context: TokenContext, at runtime: ProviderRuntime) -> SharedState.Adoption {
+        let now = clock.wallSeconds()
+        guard let verifier = try? runtime.verifier() else { return .rejected(.unknownKid) }
+        let verified: VerifiedJWT
+        do {
+            verified = try verifier.verify(compact, for: context, now: now)
+        } catch {
+            return .rejected(error.reason)
+        }
+        let expiresAt = verified.expiresAt ?? now
+        guard expiresAt - now >= Self.refreshBeforeSeconds(runtime.settings.cache) else { return .stale }
+        return .usable(DeliveredToken(compact: compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt))
+    }
+
+    /// Seconds before expiry at which a cached token is refreshed (never less than the minimum it is served with).
+    private static func refreshBeforeSeconds(_ policy: TokenCachePolicy) -> Int64 {
+        max(TokenGateClock.secondsRoundingUp(policy.minRemaining), TokenGateClock.secondsRoundingUp(policy.refreshBefore))
+    }
+
     /// Ends `key` for the configured time (`endedContexts.refuseFor`): new requests for it get `410 context_ended`,
     /// and its cached tokens are evicted. Returns until when it is refused and how many tokens were evicted.
     /// Tokens already handed out stay valid at Fleet Engine until they expire.
-    public func endContext(_ key: EndedContexts.Key, by admin: String) -> (until: Int64, evicted: Int) {
-        let generation = self.generation
+    ///
+    /// With shared state, every replica is told (and the store's list records it for replicas that missed the
+    /// message); the shared cache's copies are refused by every replica's ended list before they could be served.
+    public func endContext(_ key: EndedContexts.Key, by admin: String) async -> (until: Int64, evicted: Int) {
         let now = clock.wallSeconds()
-        let until = endedContexts.end(key, until: now + generation.configuration.endedContexts.refuseFor.components.seconds, now: now)
-        // Ended first, evicted second: a request between the two is refused before it reaches the cache.
-        let evicted =
-            generation.providers[key.provider]?.cache.removeValues { cacheKey in
-                guard let id = cacheKey.context.id, let kind = EndedContexts.Key.kind(of: cacheKey.context.tokenType) else {
-                    return false
-                }
-                return kind == key.kind && id == key.id
-            } ?? 0
+        let until = now + generation.configuration.endedContexts.refuseFor.components.seconds
+        let evicted = applyEnd(key, until: until, now: now)
+        if let sharedState {
+            await sharedState.publish(EndedContextChange(key: key, until: until))
+        }
         logger.notice(
             "context ended",
             metadata: [
@@ -229,13 +264,45 @@ public final class TokenService: Sendable {
         return (until, evicted)
     }
 
-    /// Lifts an ended `key`; returns whether it was ended.
-    public func liftContext(_ key: EndedContexts.Key, by admin: String) -> Bool {
+    /// Lifts an ended `key` (at every replica, with shared state); returns whether it was ended here.
+    public func liftContext(_ key: EndedContexts.Key, by admin: String) async -> Bool {
         let lifted = endedContexts.lift(key, now: clock.wallSeconds())
+        if let sharedState {
+            await sharedState.publish(EndedContextChange(key: key, until: nil))
+        }
         logger.notice(
             "ended context lifted",
             metadata: ["provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "wasEnded": "\(lifted)"])
         return lifted
+    }
+
+    /// Ends `key` until `until` here and evicts its cached tokens; returns how many.
+    @discardableResult
+    func applyEnd(_ key: EndedContexts.Key, until: Int64, now: Int64) -> Int {
+        endedContexts.end(key, until: until, now: now)
+        // Ended first, evicted second: a request between the two is refused before it reaches the cache.
+        return generation.providers[key.provider]?.cache.removeValues { cacheKey in
+            guard let id = cacheKey.context.id, let kind = EndedContexts.Key.kind(of: cacheKey.context.tokenType) else {
+                return false
+            }
+            return kind == key.kind && id == key.id
+        } ?? 0
+    }
+
+    /// Applies what another replica published, without publishing it again.
+    func apply(_ change: EndedContextChange) {
+        let now = clock.wallSeconds()
+        if let until = change.until {
+            guard until > now, endedContexts.endedUntil(change.key, now: now) != until else { return }
+            let evicted = applyEnd(change.key, until: until, now: now)
+            logger.info(
+                "context ended at another replica",
+                metadata: ["provider": "\(change.key.provider)", "kind": "\(change.key.kind)", "id": "\(change.key.id)", "evicted": "\(evicted)"])
+        } else if endedContexts.lift(change.key, now: now) {
+            logger.info(
+                "ended context lifted at another replica",
+                metadata: ["provider": "\(change.key.provider)", "kind": "\(change.key.kind)", "id": "\(change.key.id)"])
+        }
     }
 
     /// Waits until every refresh-ahead started so far has finished (tests, and a clean shutdown).

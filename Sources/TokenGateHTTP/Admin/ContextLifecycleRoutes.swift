@@ -19,14 +19,14 @@ struct ContextLifecycleRoutes: Sendable {
 
     func register(on router: Router<TokenGateRequestContext>) {
         router.post(RouterPath(Self.path)) { request, context in
-            self.answer(request, context, ending: true)
+            await self.answer(request, context, ending: true)
         }
         router.delete(RouterPath(Self.path)) { request, context in
-            self.answer(request, context, ending: false)
+            await self.answer(request, context, ending: false)
         }
     }
 
-    private func answer(_ request: Request, _ context: TokenGateRequestContext, ending: Bool) -> Response {
+    private func answer(_ request: Request, _ context: TokenGateRequestContext, ending: Bool) async -> Response {
         do throws(TokenGateError) {
             let generation = service.generation
             guard let provider = context.parameters.get("providerId").flatMap(ProviderID.init), generation.providers[provider] != nil else {
@@ -46,13 +46,13 @@ struct ContextLifecycleRoutes: Sendable {
                 "providerId": .string(provider.rawValue), "tokenType": .string(type.rawValue), "contextId": .string(id.rawValue),
             ]
             if ending {
-                let (until, evicted) = service.endContext(key, by: admin)
+                let (until, evicted) = await service.endContext(key, by: admin)
                 body["ended"] = true
                 body["endedUntil"] = .integer(until)
                 body["evictedTokens"] = .integer(Int64(evicted))
             } else {
                 body["ended"] = false
-                body["wasEnded"] = .bool(service.liftContext(key, by: admin))
+                body["wasEnded"] = .bool(await service.liftContext(key, by: admin))
             }
             return TokenRoutes.json(JSON.serialize(.object(body)), status: .ok, cacheControl: "no-store")
         } catch {

@@ -7,6 +7,7 @@ import NIOCore
 import ServiceLifecycle
 import TokenGateCore
 import TokenGateHTTP
+import TokenGateRedis
 import UnixSignals
 
 /// `tokengate serve`: the gateway.
@@ -81,7 +82,20 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw CLIFailure(.usage, "\(configuration.config): \(error)")
             }
-            let service = TokenService(generation: generation, audit: audit, logger: logger)
+            let sharedState: SharedState?
+            do {
+                sharedState = try generation.configuration.sharedState.map {
+                    try SharedState.redis($0, metrics: assembler.metrics, logger: logger)
+                }
+            } catch {
+                throw CLIFailure(.usage, "\(configuration.config): sharedState.redis: \(error)")
+            }
+            if let settings = sharedState?.settings {
+                logger.notice(
+                    "sharing tokens, mint locks, rate limits and ended contexts on Redis",
+                    metadata: ["redis": "\(Self.redactedURL(settings.redis.url))", "replicas": "\(settings.replicas)"])
+            }
+            let service = TokenService(generation: generation, audit: audit, sharedState: sharedState, logger: logger)
             let host = server.host
             let scheme = server.tls == nil ? "http" : "https"
             let application = try GatewayApplication.make(service: service, server: server, logger: logger) { port in
@@ -101,6 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
             let reloader = GatewayReloader(
                 service: service, assembler: assembler, configurationPath: configuration.config,
                 watchInterval: watchInterval, logger: logger)
+            if let sharedState { services.append(EndedContextsReplication(service: service, sharedState: sharedState)) }
             let group = ServiceGroup(
                 configuration: .init(
                     services: services + [reloader],
@@ -112,13 +127,22 @@ struct ServeCommand: AsyncParsableCommand {
             defer { if let pidFile { try? FileManager.default.removeItem(atPath: pidFile) } }
             do {
                 try await group.run()
+                await sharedState?.shutdown()
             } catch let error as ListenerFailure {
+                await sharedState?.shutdown()
                 // Before the listener is up, a socket error is the address (busy, not ours, not allowed): a
                 // configuration error, said in one line rather than as NIO's error.
                 guard let failure = Self.listenFailure(error.underlying, host: error.host, port: error.port) else { throw error.underlying }
                 throw failure
             }
         }
+    }
+
+    /// A Redis URL for the log: any password in it replaced.
+    static func redactedURL(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "<unparsable>" }
+        if components.password != nil { components.password = "redacted" }
+        return components.string ?? "<unparsable>"
     }
 
     /// `cannot listen on HOST:PORT: REASON`, when `error` is why the server could not bind.

@@ -1,0 +1,50 @@
+extension ProviderLimiters {
+    /// The provider, caller and context limits across every replica: one atomic GCRA script in the store for all
+    /// three, on the store's clock. While the store is unreachable, `fallback` (this replica's share of each
+    /// limit) decides instead, and each such request is counted.
+    func check(
+        provider id: ProviderID, caller: AuthenticatedCaller, context: TokenContext, metrics: ProviderMetrics,
+        shared: SharedState, fallback: ProviderLimiters
+    ) async throws(TokenGateError) {
+        var scopes: [ProviderMetrics.RateLimitScope] = []
+        var buckets: [SharedRateBucket] = []
+        func add(_ scope: ProviderMetrics.RateLimitScope, _ limit: RateLimit?, identity: @autoclosure () -> String) {
+            guard let limit else { return }
+            scopes.append(scope)
+            buckets.append(SharedRateBucket(key: shared.rateKey(provider: id, scope: scope.rawValue, identity: identity()), limit: limit))
+        }
+        add(.provider, provider?.limit, identity: id.rawValue)
+        // The caller's identity as its Hashable conformance defines it: client, kind and session subject.
+        add(.caller, self.caller?.limit, identity: "\(caller.name)\u{0}\(caller.kind.rawValue)\u{0}\(caller.subject ?? "")")
+        add(.context, self.context?.limit, identity: "\(context.tokenType.rawValue)\u{0}\(context)")
+        guard !buckets.isEmpty else { return }
+        guard let outcome = await shared.attempt(.rateLimit, { try await shared.store.acquire(buckets) }) else {
+            shared.metrics.recordLocalLimits(provider: id)
+            try fallback.check(provider: id, caller: caller, context: context, metrics: metrics)
+            return
+        }
+        if case .limited(let index, let retryAfter) = outcome, scopes.indices.contains(index) {
+            let scope = scopes[index]
+            metrics.recordRateLimited(scope)
+            throw TokenGateError(
+                .rateLimited, "\(scope.rawValue) rate limit reached (shared)",
+                retryAfterSeconds: RateLimitDecision.limited(retryAfter: retryAfter).retryAfterSeconds)
+        }
+    }
+}
+
+extension RateLimitSettings {
+    /// One replica's share of each limit shared across `replicas`: count and burst divided, at least 1. The
+    /// failed-authentication limits are per replica already and stay as they are.
+    func share(of replicas: Int) -> RateLimitSettings {
+        guard replicas > 1 else { return self }
+        func divided(_ limit: RateLimit?) -> RateLimit? {
+            limit.map { RateLimit(count: max(1, $0.count / replicas), per: $0.period, burst: max(1, $0.burst / replicas)) }
+        }
+        var share = self
+        share.provider = divided(provider)
+        share.caller = divided(caller)
+        share.context = divided(context)
+        return share
+    }
+}

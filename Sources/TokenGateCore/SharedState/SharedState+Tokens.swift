@@ -1,0 +1,122 @@
+import Logging
+import JOSE
+
+extension SharedState {
+    /// What a token read from the store turned out to be, after the same verification a minted one passes.
+    enum Adoption {
+        /// Verified, with more than the refresh window left: served and cached locally.
+        case usable(DeliveredToken)
+        /// Verified but inside the refresh window: the store's copy is due for replacement, so this counts as a miss.
+        case stale
+        /// Failed verification: never served.
+        case rejected(TokenRejection.Reason)
+    }
+
+    /// How often a replica waiting for another's mint looks for the result.
+    static let pollInterval: Duration = .milliseconds(20)
+
+    /// The token for `key` when the local cache has none: the store's copy if it verifies, else one mint across
+    /// all replicas (the lock holder mints and stores; the others wait for its result and read it).
+    ///
+    /// Never fails because of the store: when it is unreachable, late, or holds a lock longer than
+    /// `lockTimeout`, this replica mints on its own (one extra signature, never a wrong token).
+    func token(
+        for key: TokenCacheKey,
+        refreshBefore: Int64,
+        adopt: (String) -> Adoption,
+        mint: () async throws -> DeliveredToken
+    ) async throws -> DeliveredToken {
+        let storeKey = tokenKey(key)
+        let provider = key.provider
+        guard let first = await read(storeKey, provider: provider, adopt: adopt) else {
+            metrics.recordMint(.unshared, provider: provider)
+            return try await mint()
+        }
+        if let token = first { return token }
+
+        let lockKey = lockKey(key)
+        let owner = HexBytes.encode((try? SecureRandom.bytes(count: 16)) ?? [])
+        let giveUpAt = ContinuousClock.now + settings.lockTimeout
+        while true {
+            guard let locked = await attempt(.lock, { try await store.lock(lockKey, owner: owner, lifetime: settings.lockTimeout) }) else {
+                metrics.recordMint(.unshared, provider: provider)
+                return try await mint()
+            }
+            if locked {
+                metrics.recordMint(.locked, provider: provider)
+                return try await mintHoldingLock(lockKey, owner: owner, storeKey: storeKey, refreshBefore: refreshBefore, mint: mint)
+            }
+            // Another replica mints: its result appears in the store, or its lock lapses and one of us takes over.
+            try? await Task.sleep(for: Self.pollInterval)
+            guard let found = await read(storeKey, provider: provider, adopt: adopt, countsMiss: false) else {
+                metrics.recordMint(.unshared, provider: provider)
+                return try await mint()
+            }
+            if let token = found {
+                metrics.recordMint(.waited, provider: provider)
+                return token
+            }
+            if ContinuousClock.now >= giveUpAt {
+                metrics.recordMint(.timedOut, provider: provider)
+                return try await mint()
+            }
+        }
+    }
+
+    /// Mints, stores the sealed result for as long as it is worth adopting, and releases the lock, also when the
+    /// mint fails (the others then take the lock in turn rather than wait for it to lapse).
+    private func mintHoldingLock(
+        _ lockKey: String, owner: String, storeKey: String, refreshBefore: Int64, mint: () async throws -> DeliveredToken
+    ) async throws -> DeliveredToken {
+        let token: DeliveredToken
+        do {
+            token = try await mint()
+        } catch {
+            _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+            throw error
+        }
+        await store(token, at: storeKey, refreshBefore: refreshBefore)
+        _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+        return token
+    }
+
+    /// Seals `token` into the store until it enters the refresh window (after that no replica adopts it).
+    func store(_ token: DeliveredToken, at storeKey: String, refreshBefore: Int64) async {
+        let worthKeeping = token.expiresAt - refreshBefore - clock.wallSeconds()
+        guard worthKeeping > 0, let box = seal(token.compact, for: storeKey) else { return }
+        _ = await attempt(.write) { try await store.setValue(box, at: storeKey, lifetime: .seconds(worthKeeping)) }
+    }
+
+    /// The store's token for `storeKey`: `.some(token)` when one verified, `.some(nil)` when there is none worth
+    /// having, nil when the store could not be asked.
+    private func read(
+        _ storeKey: String, provider: ProviderID, adopt: (String) -> Adoption, countsMiss: Bool = true
+    ) async -> DeliveredToken?? {
+        guard let box = await attempt(.read, { try await store.value(at: storeKey) }) else { return nil }
+        guard let box else {
+            if countsMiss { metrics.recordCache(.miss, provider: provider) }
+            return .some(nil)
+        }
+        guard let compact = open(box, for: storeKey) else {
+            metrics.recordCache(.rejected, provider: provider)
+            logger.warning(
+                "a shared cache value did not open (wrong key, tampered or not ours); not served",
+                metadata: ["provider": "\(provider)", "reason": "unsealed"])
+            return .some(nil)
+        }
+        switch adopt(compact) {
+        case .usable(let token):
+            metrics.recordCache(.hit, provider: provider)
+            return .some(token)
+        case .stale:
+            if countsMiss { metrics.recordCache(.miss, provider: provider) }
+            return .some(nil)
+        case .rejected(let reason):
+            metrics.recordCache(.rejected, provider: provider)
+            logger.warning(
+                "a shared cache token failed verification; not served",
+                metadata: ["provider": "\(provider)", "reason": "\(reason)"])
+            return .some(nil)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import JOSE
+public import Logging
+import Synchronization
+
+/// The gateway's side of the store replicas share: the Redis key names, sealing, and what happens when the store
+/// fails.
+///
+/// A failed or late call marks the store down for a second: meanwhile every call is answered locally at once
+/// (tokens minted here, limits at this replica's share) instead of waiting out a deadline per request. The first
+/// call after that tries the store again. Both transitions are logged once and show in
+/// `tokengate_shared_state_up`.
+public final class SharedState: Sendable {
+    /// The settings it was made with.
+    public let settings: SharedStateSettings
+    let store: any SharedStore
+    let metrics: SharedStateMetrics
+    let logger: Logger
+    let clock: TokenGateClock
+    private let health = Mutex(Health())
+    /// How long the store is left alone after a failure.
+    static let retryAfterFailure: Duration = .seconds(1)
+
+    private struct Health {
+        var isUp = true
+        var retryAt: UInt64 = 0
+    }
+
+    /// What a store call was for, in logs and metrics.
+    enum Operation: String, CaseIterable {
+        case read, write, lock, unlock, rateLimit = "rate_limit", publish, resync, subscribe
+    }
+
+    /// Shares through `store` as `settings` say.
+    public init(settings: SharedStateSettings, store: any SharedStore, metrics: GatewayMetrics, clock: TokenGateClock = .system, logger: Logger) {
+        self.settings = settings
+        self.store = store
+        self.metrics = SharedStateMetrics(factory: metrics.factory)
+        self.clock = clock
+        self.logger = logger
+        self.metrics.recordUp(true)
+    }
+
+    /// Closes the store's connections (at shutdown).
+    public func shutdown() async { await store.shutdown() }
+
+    /// Whether the last call reached the store.
+    public var isUp: Bool { health.withLock { $0.isUp } }
+
+    /// Runs `body` against the store unless it is marked down; nil when it is, or when `body` fails (which marks
+    /// it down).
+    func attempt<Result: Sendable>(_ operation: Operation, _ body: () async throws -> Result) async -> Result? {
+        let now = clock.monotonicNanoseconds()
+        guard health.withLock({ $0.isUp || now >= $0.retryAt }) else { return nil }
+        do {
+            let result = try await body()
+            let recovered = health.withLock { health in
+                defer { health.isUp = true }
+                return !health.isUp
+            }
+            if recovered {
+                metrics.recordUp(true)
+                logger.notice("shared state reachable again; sharing tokens and limits", metadata: ["operation": "\(operation.rawValue)"])
+            }
+            return result
+        } catch {
+            let retryAt = clock.monotonicNanoseconds() &+ TokenGateClock.nanoseconds(Self.retryAfterFailure)
+            let wentDown = health.withLock { health in
+                defer {
+                    health.isUp = false
+                    health.retryAt = retryAt
+                }
+                return health.isUp
+            }
+            metrics.recordError(operation)
+            if wentDown {
+                metrics.recordUp(false)
+                logger.error(
+                    "shared state unreachable; serving from this replica's cache and minting locally, limits at this replica's share",
+                    metadata: ["operation": "\(operation.rawValue)", "error": "\(error)", "replicas": "\(settings.replicas)"])
+            }
+            return nil
+        }
+    }
+
+    // MARK: Keys
+
+    /// `tokengate:token:{provider}:type:hash`: the sealed token of one context. The provider is a hash tag, so one
+    /// provider's keys live on one Redis Cluster slot.
+    func tokenKey(_ key: TokenCacheKey) -> String {
+        "\(settings.keyPrefix)token:{\(key.provider)}:\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))"
+    }
+
+    /// The mint lock of one context.
+    func lockKey(_ key: TokenCacheKey) -> String {
+        "\(settings.keyPrefix)lock:{\(key.provider)}:\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))"
+    }
+
+    /// A rate-limit bucket: `scope` and a digest of who or what it limits.
+    func rateKey(provider: ProviderID, scope: String, identity: String) -> String {
+        "\(settings.keyPrefix)rate:{\(provider)}:\(scope):\(Self.digest(identity))"
+    }
+
+    /// 32 hex digits of SHA-256: bounded key length whatever the context, no delimiter in it.
+    private static func digest(_ text: String) -> String {
+        let bytes = (try? Digest.sha256(Array(text.utf8))) ?? Array(text.utf8)
+        return HexBytes.encode(Array(bytes.prefix(16)))
+    }
+
+    // MARK: Sealing
+
+    /// The token sealed for `storeKey` (which is authenticated with it: a value moved to another key does not open).
+    func seal(_ compact: String, for storeKey: String) -> [UInt8]? {
+        try? AESGCM.seal(Array(compact.utf8), key: settings.encryptionKey, associatedData: Array(storeKey.utf8))
+    }
+
+    /// The token a sealed value holds, or nil for anything that does not open.
+    func open(_ box: [UInt8], for storeKey: String) -> String? {
+        guard let plain = try? AESGCM.open(box, key: settings.encryptionKey, associatedData: Array(storeKey.utf8)) else { return nil }
+        return String(validating: plain, as: UTF8.self)
+    }
+}

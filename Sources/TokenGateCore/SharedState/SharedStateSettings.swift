@@ -1,0 +1,122 @@
+import Foundation
+import JOSE
+
+/// `sharedState:`: the store several replicas share their tokens, mint locks, rate limits and ended contexts in.
+/// Without it, each process keeps all of that in memory, as a single gateway does.
+///
+/// ```yaml
+/// sharedState:
+///   redis:
+///     url: redis://10.0.0.5:6379/0        # rediss:// for TLS
+///     username: tokengate                 # ACL user (optional)
+///     password: ${REDIS_PASSWORD}
+///   encryptionKey: ${TOKENGATE_SHARED_KEY} # 32 bytes, base64 (openssl rand -base64 32)
+///   replicas: 3                            # local limits are limit ÷ replicas while Redis is down
+/// ```
+public struct SharedStateSettings: Sendable, Equatable {
+    /// Where Redis (or Valkey) is and how to talk to it.
+    public var redis: RedisSettings
+    /// The AES-256-GCM key values are sealed with in Redis: a token there is a bearer credential.
+    public var encryptionKey: [UInt8]
+    /// How many replicas share the limits: each falls back to `limit ÷ replicas` while Redis is unreachable.
+    public var replicas: Int = 1
+    /// Prefix of every key and channel, so several gateways (or other programs) can share one database.
+    public var keyPrefix: String = "tokengate:"
+    /// How long a replica's mint lock lives if its holder never releases it (a crash): the others wait at most this
+    /// long before minting themselves. Longer than a backend call may take.
+    public var lockTimeout: Duration = .seconds(10)
+    /// How often the replicas compare their ended contexts with Redis's list, besides the pub/sub messages.
+    public var resyncInterval: Duration = .seconds(5)
+
+    /// `sharedState.redis`.
+    public struct RedisSettings: Sendable, Equatable {
+        /// `redis://[user[:password]@]host[:port][/db]` or `rediss://…` for TLS.
+        public var url: String
+        /// ACL user name; overrides the URL's.
+        public var username: String?
+        /// Password (`${ENV}`); overrides the URL's.
+        public var password: String?
+        /// PEM file of the CA that signed the server's certificate (`rediss://` only; system roots otherwise).
+        public var caFile: String?
+        /// The deadline of each command: a Redis slower than this is treated as down for that request.
+        public var timeout: Duration = .milliseconds(250)
+        /// Most connections per replica.
+        public var maxConnections: Int = 16
+
+        /// Settings for `url` with the defaults.
+        public init(url: String) { self.url = url }
+    }
+
+    /// Settings with the defaults.
+    public init(redis: RedisSettings, encryptionKey: [UInt8]) {
+        self.redis = redis
+        self.encryptionKey = encryptionKey
+    }
+
+    static func parse(_ node: ConfigNode) throws -> SharedStateSettings {
+        let mapping = try node.mapping(allowedKeys: ["redis", "encryptionKey", "replicas", "keyPrefix", "lockTimeout", "resyncInterval"])
+        let redis = try RedisSettings.parse(mapping.required("redis"))
+        let keyNode = try mapping.required("encryptionKey")
+        let keyText = try keyNode.nonEmptyString()
+        guard let key = Data(base64Encoded: keyText), key.count == AESGCM.keyLength else {
+            throw keyNode.error("must be 32 bytes in base64 (make one with: openssl rand -base64 32)")
+        }
+        var settings = SharedStateSettings(redis: redis, encryptionKey: [UInt8](key))
+        if let node = mapping.optional("replicas") { settings.replicas = try node.int(in: 1...1_000) }
+        if let node = mapping.optional("keyPrefix") {
+            settings.keyPrefix = try node.nonEmptyString()
+            guard settings.keyPrefix.utf8.count <= 64, settings.keyPrefix.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw node.error("must be at most 64 printable ASCII characters without spaces")
+            }
+        }
+        if let node = mapping.optional("lockTimeout") {
+            settings.lockTimeout = try node.duration()
+            guard settings.lockTimeout >= .seconds(1), settings.lockTimeout <= .seconds(300) else { throw node.error("must be between 1s and 5m") }
+        }
+        if let node = mapping.optional("resyncInterval") {
+            settings.resyncInterval = try node.duration()
+            guard settings.resyncInterval >= .milliseconds(100), settings.resyncInterval <= .seconds(3_600) else {
+                throw node.error("must be between 100ms and 1h")
+            }
+        }
+        return settings
+    }
+}
+
+extension SharedStateSettings.RedisSettings {
+    static func parse(_ node: ConfigNode) throws -> Self {
+        let mapping = try node.mapping(allowedKeys: ["url", "username", "password", "caFile", "timeout", "maxConnections"])
+        let urlNode = try mapping.required("url")
+        let url = try urlNode.nonEmptyString()
+        if let problem = Self.problem(with: url) { throw urlNode.error(problem) }
+        var settings = Self(url: url)
+        settings.username = try mapping.optional("username")?.nonEmptyString()
+        settings.password = try mapping.optional("password")?.nonEmptyString()
+        if let node = mapping.optional("caFile") {
+            guard url.hasPrefix("rediss://") else { throw node.keyError("is only used with a rediss:// URL") }
+            settings.caFile = try node.path()
+            guard FileManager.default.isReadableFile(atPath: settings.caFile!) else { throw node.error("cannot read \(settings.caFile!)") }
+        }
+        if let node = mapping.optional("timeout") {
+            settings.timeout = try node.duration()
+            guard settings.timeout >= .milliseconds(1), settings.timeout <= .seconds(10) else { throw node.error("must be between 1ms and 10s") }
+        }
+        if let node = mapping.optional("maxConnections") { settings.maxConnections = try node.int(in: 1...1_024) }
+        return settings
+    }
+
+    /// What is wrong with `url`, or nil: the scheme, a host, a port and a database number are checked here so a
+    /// mistake is reported at its line, not when the first request reaches Redis.
+    static func problem(with url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme else {
+            return "must be a URL like redis://host:6379/0"
+        }
+        guard scheme == "redis" || scheme == "rediss" else { return "must start with redis:// or rediss:// (TLS), not \(scheme)://" }
+        guard let host = components.host, !host.isEmpty else { return "names no host" }
+        if let port = components.port, !(1...65_535).contains(port) { return "has port \(port), outside 1–65535" }
+        let path = components.path.drop { $0 == "/" }
+        if !path.isEmpty, Int(path).map({ (0...15_999).contains($0) }) != true { return "has database \"\(path)\"; it must be a number" }
+        if components.query != nil || components.fragment != nil { return "must not have a query or fragment" }
+        return nil
+    }
+}

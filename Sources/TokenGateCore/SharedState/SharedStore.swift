@@ -1,0 +1,98 @@
+/// What the gateway needs from a store several replicas share. Redis implements it (the `TokenGateRedis`
+/// module); with no `sharedState:` there is none and every replica keeps its state in process.
+///
+/// Every call either answers within the store's deadline or throws; the caller (``SharedState``) turns a throw
+/// into its local fallback. Nothing read from the store is trusted: values are sealed and tokens verified again.
+public protocol SharedStore: Sendable {
+    /// The bytes at `key`, or nil when there are none.
+    func value(at key: String) async throws -> [UInt8]?
+    /// Stores `value` at `key` for `lifetime`.
+    func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws
+    /// Takes the lock `key` for `owner` when nobody holds it (it lapses after `lifetime`); whether it was taken.
+    func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool
+    /// Releases the lock `key` if `owner` still holds it (never another holder's lock).
+    func unlock(_ key: String, owner: String) async throws
+    /// Takes one request from each bucket in order, by GCRA on the store's own clock, stopping at the first that
+    /// refuses (the ones before it stay charged, as in process).
+    func acquire(_ buckets: [SharedRateBucket]) async throws -> SharedRateOutcome
+    /// Records `change` in the store's list of ended contexts and tells every replica watching.
+    func publish(_ change: EndedContextChange) async throws
+    /// The store's list of ended contexts: what a replica that missed a message (or just started) catches up from.
+    func endedContexts() async throws -> [EndedContextChange]
+    /// Calls `receive` for every change published, by any replica, until the calling task is cancelled.
+    /// `subscribed` is called each time the subscription is (re-)established, so the caller can resync.
+    func watchEndedContexts(subscribed: @escaping @Sendable () -> Void, _ receive: @escaping @Sendable (EndedContextChange) -> Void) async throws
+    /// Closes the store's connections.
+    func shutdown() async
+}
+
+/// One rate-limit bucket in the shared store: its key and the GCRA parameters, in microseconds.
+public struct SharedRateBucket: Sendable, Hashable {
+    /// The store key.
+    public var key: String
+    /// Time between two requests at the sustained rate.
+    public var emissionIntervalMicroseconds: Int64
+    /// How far ahead of now the bucket may run: `(burst - 1)` intervals.
+    public var toleranceMicroseconds: Int64
+
+    /// A bucket for `limit` at `key`.
+    public init(key: String, limit: RateLimit) {
+        self.key = key
+        emissionIntervalMicroseconds = max(1, Int64(clamping: limit.emissionInterval / 1_000))
+        toleranceMicroseconds = emissionIntervalMicroseconds * Int64(limit.burst - 1)
+    }
+}
+
+/// What a shared rate-limit check decided.
+public enum SharedRateOutcome: Sendable, Equatable {
+    /// Every bucket took the request.
+    case allowed
+    /// The bucket at this index (of those passed) refused; a request may pass after `retryAfter`.
+    case limited(index: Int, retryAfter: Duration)
+}
+
+/// A context ended, or lifted, by an operator at one replica, as the replicas tell each other.
+public struct EndedContextChange: Sendable, Hashable {
+    /// The ended entity.
+    public var key: EndedContexts.Key
+    /// Until when it is refused (epoch seconds), or nil when it was lifted.
+    public var until: Int64?
+
+    /// A change of `key`.
+    public init(key: EndedContexts.Key, until: Int64?) {
+        self.key = key
+        self.until = until
+    }
+
+    /// The name of its entry in the store's list: `provider kind id`.
+    public var field: String { "\(key.provider) \(key.kind.rawValue) \(key.id)" }
+
+    /// The message form: `end provider kind id until` or `lift provider kind id`.
+    public var message: String { until.map { "end \(field) \($0)" } ?? "lift \(field)" }
+
+    /// A change read back from its message; nil for anything malformed (the store is not trusted).
+    public init?(message: String) {
+        let words = message.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        switch words.first {
+        case "end" where words.count == 5:
+            guard let until = Int64(words[4]) else { return nil }
+            self.init(field: Array(words[1...3]), until: until)
+        case "lift" where words.count == 4:
+            self.init(field: Array(words[1...3]), until: nil)
+        default:
+            return nil
+        }
+    }
+
+    /// A change from a list entry: its field and the time stored under it.
+    public init?(field: String, until: Int64) {
+        self.init(field: field.split(separator: " ", omittingEmptySubsequences: false).map(String.init), until: until)
+    }
+
+    private init?(field words: [String], until: Int64?) {
+        guard words.count == 3, let provider = ProviderID(words[0]), let type = TokenType(rawValue: words[1]), let id = ContextID(words[2]),
+            let key = EndedContexts.Key(provider: provider, tokenType: type, id: id), key.kind == type
+        else { return nil }
+        self.init(key: key, until: until)
+    }
+}

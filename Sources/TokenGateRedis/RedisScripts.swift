@@ -1,0 +1,49 @@
+import RESP
+
+/// The Lua scripts the shared state runs in Redis, each atomic on the server.
+enum RedisScripts {
+    /// Releases a lock only for the owner that holds it: a holder whose lock lapsed (and was taken by another
+    /// replica) must not release the new holder's.
+    static let unlock = try! RESPScript(
+        """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then
+          return redis.call('DEL', KEYS[1])
+        end
+        return 0
+        """)
+
+    /// GCRA over several buckets in order, on Redis's own clock (so replicas' clocks do not matter). ARGV holds
+    /// each bucket's emission interval and tolerance in microseconds. Returns `{0, 0}` when every bucket took the
+    /// request, or `{i, wait}`: bucket i (1-based) refused, one request passes after `wait` microseconds. Buckets
+    /// before a refusal stay charged, as in process.
+    static let acquire = try! RESPScript(
+        """
+        local time = redis.call('TIME')
+        local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+        for i, key in ipairs(KEYS) do
+          local interval = tonumber(ARGV[2 * i - 1])
+          local tolerance = tonumber(ARGV[2 * i])
+          local tat = tonumber(redis.call('GET', key)) or now
+          if tat < now then tat = now end
+          local wait = tat - now
+          if wait > tolerance then
+            return {i, wait - tolerance}
+          end
+          local next = tat + interval
+          redis.call('SET', key, string.format('%.0f', next), 'PX', math.floor((next - now) / 1000) + 1)
+        end
+        return {0, 0}
+        """)
+
+    /// Records an end (ARGV[2] the time) or a lift (ARGV[2] empty) in the list KEYS[1] and publishes ARGV[3] on
+    /// the channel ARGV[4], in one step: no replica sees the message without the list having it.
+    static let publishEnded = try! RESPScript(
+        """
+        if ARGV[2] == '' then
+          redis.call('HDEL', KEYS[1], ARGV[1])
+        else
+          redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+        end
+        return redis.call('PUBLISH', ARGV[4], ARGV[3])
+        """)
+}

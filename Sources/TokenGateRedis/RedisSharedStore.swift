@@ -1,0 +1,116 @@
+import Foundation
+public import Logging
+import NIOCore
+public import RESP
+public import TokenGateCore
+
+/// The shared store on Redis (or Valkey): plain keys for sealed tokens and locks, GCRA buckets through one Lua
+/// script, a hash and a pub/sub channel for ended contexts. Every command has the configured deadline.
+public final class RedisSharedStore: SharedStore {
+    let client: RESPClient
+    private let prefix: String
+    private let deadline: Duration
+    private let clock: TokenGateClock
+
+    /// A store on `client`; keys and the channel start with `keyPrefix`.
+    public init(client: RESPClient, keyPrefix: String, deadline: Duration, clock: TokenGateClock = .system) {
+        self.client = client
+        self.prefix = keyPrefix
+        self.deadline = deadline
+        self.clock = clock
+    }
+
+    private var endedKey: String { "\(prefix)ended" }
+    private var endedChannel: String { "\(prefix)ended" }
+
+    public func value(at key: String) async throws -> [UInt8]? {
+        try await client.get(key, deadline: deadline).map { Array($0.readableBytesView) }
+    }
+
+    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws {
+        try await client.set(key, to: ByteBuffer(bytes: value), expiresIn: lifetime, deadline: deadline)
+    }
+
+    public func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool {
+        try await client.set(key, to: ByteBuffer(string: owner), onlyIfAbsent: true, expiresIn: lifetime, deadline: deadline)
+    }
+
+    public func unlock(_ key: String, owner: String) async throws {
+        _ = try await client.evalSHA(script: RedisScripts.unlock, keys: [key], args: [owner], deadline: deadline)
+    }
+
+    public func acquire(_ buckets: [SharedRateBucket]) async throws -> SharedRateOutcome {
+        let args = buckets.flatMap { [String($0.emissionIntervalMicroseconds), String($0.toleranceMicroseconds)] }
+        let reply = try await client.evalSHA(script: RedisScripts.acquire, keys: buckets.map(\.key), args: args, deadline: deadline)
+        guard let pair = reply.elements, pair.count == 2, let index = pair[0].integer, let wait = pair[1].integer else {
+            throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
+        }
+        return index == 0 ? .allowed : .limited(index: Int(index) - 1, retryAfter: .microseconds(wait))
+    }
+
+    public func publish(_ change: EndedContextChange) async throws {
+        let until = change.until.map(String.init) ?? ""
+        _ = try await client.evalSHA(
+            script: RedisScripts.publishEnded, keys: [endedKey], args: [change.field, until, change.message, endedChannel], deadline: deadline)
+    }
+
+    public func endedContexts() async throws -> [EndedContextChange] {
+        let reply = try await client.send(["HGETALL", endedKey], deadline: deadline)
+        guard let elements = reply.elements, elements.count.isMultiple(of: 2) else {
+            throw RESPError.unexpectedReply(command: "HGETALL", reply: "\(reply)")
+        }
+        let now = clock.wallSeconds()
+        var changes: [EndedContextChange] = []
+        var lapsed: [String] = []
+        for index in stride(from: 0, to: elements.count, by: 2) {
+            guard let field = elements[index].string, let until = elements[index + 1].string.flatMap({ Int64($0) }) else { continue }
+            if until <= now {
+                lapsed.append(field)
+            } else if let change = EndedContextChange(field: field, until: until) {
+                changes.append(change)
+            }
+        }
+        // Lapsed entries are dropped as they are found, so the list stays as long as what is ended.
+        if !lapsed.isEmpty { _ = try? await client.send(["HDEL", endedKey] + lapsed, deadline: deadline) }
+        return changes
+    }
+
+    public func watchEndedContexts(
+        subscribed: @escaping @Sendable () -> Void, _ receive: @escaping @Sendable (EndedContextChange) -> Void
+    ) async throws {
+        try await client.subscribe(to: [endedChannel]) { messages in
+            subscribed()
+            for await message in messages {
+                if let change = EndedContextChange(message: String(buffer: message.payload)) { receive(change) }
+            }
+        }
+    }
+
+    public func shutdown() async { await client.shutdown() }
+}
+
+extension SharedState {
+    /// The shared state `settings` describe, on Redis. Opens no connection yet; throws only for settings the
+    /// Redis client cannot use (a URL it does not read, a CA file it cannot load).
+    public static func redis(
+        _ settings: SharedStateSettings, metrics: GatewayMetrics, clock: TokenGateClock = .system, logger: Logger
+    ) throws -> SharedState {
+        var configuration = try RESPConfiguration(url: settings.redis.url)
+        if let username = settings.redis.username { configuration.username = username }
+        if let password = settings.redis.password { configuration.password = password }
+        if let caFile = settings.redis.caFile {
+            configuration.tls = RESPConfiguration.TLS(trustRoots: .certificateFile(caFile), serverName: configuration.tls?.serverName)
+        }
+        configuration.maxConnections = settings.redis.maxConnections
+        configuration.commandTimeout = settings.redis.timeout
+        // A request never waits longer than one deadline for a connection, new or pooled.
+        configuration.leaseTimeout = settings.redis.timeout
+        configuration.connectTimeout = max(settings.redis.timeout, .milliseconds(200))
+        configuration.reconnectBackoff = .init(initial: .milliseconds(100), maximum: .seconds(2))
+        var redisLogger = logger
+        redisLogger[metadataKey: "component"] = "redis"
+        let client = try RESPClient(configuration: configuration, logger: redisLogger)
+        let store = RedisSharedStore(client: client, keyPrefix: settings.keyPrefix, deadline: settings.redis.timeout, clock: clock)
+        return SharedState(settings: settings, store: store, metrics: metrics, clock: clock, logger: logger)
+    }
+}

@@ -148,7 +148,7 @@ let package = Package(
         .target(
             name: "TokenGateTesting",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "StaticKeySigner",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "StaticKeySigner", "JOSE",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -182,7 +182,7 @@ let package = Package(
         .testTarget(
             name: "RESPTests",
             dependencies: [
-                "RESP",
+                "RESP", "TokenGateTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -227,6 +227,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Several gateway replicas on one real redis-server, started by the tests.
+        .testTarget(
+            name: "TokenGateScaleOutTests",
+            dependencies: [
+                "TokenGateCore", "TokenGateTesting", "TokenGateRedis", "RESP", "JOSE",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

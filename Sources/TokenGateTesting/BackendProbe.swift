@@ -6,6 +6,7 @@ public import TokenGateCore
 /// fail outright (the gateway answers 503) or sign tokens for another trip (the gateway must refuse them, 502).
 public final class BackendProbe: Sendable {
     private let state = Mutex<(calls: Int, failuresLeft: Int, wrongTrip: Bool)>((0, 0, false))
+    private let timing = Mutex<(delay: Duration, held: Bool)>((.zero, false))
 
     /// Creates a probe that lets every call through.
     public init() {}
@@ -21,6 +22,22 @@ public final class BackendProbe: Sendable {
 
     /// While on, consumer tokens are signed for another trip than the one asked for.
     public func misbehave(_ on: Bool) { state.withLock { $0.wrongTrip = on } }
+
+    /// Every call takes `delay` before it signs, so concurrent requests overlap a mint.
+    public func delayCalls(by delay: Duration) { timing.withLock { $0.delay = delay } }
+
+    /// Calls hang (after they are counted) until ``releaseCalls()``: a backend stuck mid-mint.
+    public func holdCalls() { timing.withLock { $0.held = true } }
+
+    /// Lets held calls, and later ones, through.
+    public func releaseCalls() { timing.withLock { $0.held = false } }
+
+    /// Waits out the delay and any hold.
+    fileprivate func pace() async {
+        let delay = timing.withLock { $0.delay }
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        while timing.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(10)) }
+    }
 
     /// Records a call; says whether it must fail and whether it must sign for the wrong trip.
     fileprivate func record() -> (fail: Bool, wrongTrip: Bool) {
@@ -54,6 +71,7 @@ struct ProbedBackend: TokenBackend {
 
     func issue(_ request: TokenRequest) async throws -> IssuedToken {
         let (fail, wrongTrip) = probe.record()
+        await probe.pace()
         if fail { throw TokenGateError(.backendUnavailable, "probe: the signer is down") }
         var request = request
         if wrongTrip, case .trip = request.context { request.context = .trip(ContextID("someone-elses-trip")!) }

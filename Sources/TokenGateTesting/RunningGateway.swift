@@ -1,11 +1,13 @@
 import AsyncHTTPClient
 import NIOHTTP1
 import Foundation
+public import JOSE
 public import Logging
 import NIOCore
 import ServiceLifecycle
 public import TokenGateCore
 public import TokenGateHTTP
+import TokenGateRedis
 
 /// A real TokenGate HTTP server on 127.0.0.1 and an ephemeral port, for the duration of a test.
 public struct RunningGateway: Sendable {
@@ -48,7 +50,11 @@ public struct RunningGateway: Sendable {
             metrics: GatewayMetrics(factory: exporter.factory))
         let generation = try await assembler.build(path: path)
         let audit = try AuditLog(generation.configuration.audit, logger: logger)
-        let service = TokenService(generation: generation, audit: audit, clock: clock, logger: logger)
+        // A `sharedState:` section connects to its Redis as under `serve`, and replicates ended contexts.
+        let sharedState = try generation.configuration.sharedState.map {
+            try SharedState.redis($0, metrics: assembler.metrics, clock: clock, logger: logger)
+        }
+        let service = TokenService(generation: generation, audit: audit, sharedState: sharedState, clock: clock, logger: logger)
         var server = generation.configuration.server
         server.host = "127.0.0.1"
         server.port = 0
@@ -63,7 +69,9 @@ public struct RunningGateway: Sendable {
         }
         let reloader = GatewayReloader(
             service: service, assembler: assembler, configurationPath: path, watchInterval: watchInterval, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [application, admin, reloader], logger: logger))
+        var services: [any Service] = [application, admin, reloader]
+        if let sharedState { services.append(EndedContextsReplication(service: service, sharedState: sharedState)) }
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             defer { tasks.cancelAll() }
@@ -81,9 +89,11 @@ public struct RunningGateway: Sendable {
             do {
                 let result = try await body(gateway)
                 await group.triggerGracefulShutdown()
+                await sharedState?.shutdown()
                 return result
             } catch {
                 await group.triggerGracefulShutdown()
+                await sharedState?.shutdown()
                 throw error
             }
         }
@@ -132,6 +142,20 @@ public struct RunningGateway: Sendable {
             let body = try await response.body.collect(upTo: 1 << 20)
             return GatewayResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))
         }
+    }
+}
+
+extension GatewayResponse {
+    /// The body as a JSON object (empty if it is not one).
+    public var json: JSONObject {
+        if case .object(let object)? = try? JSON.parse(body) { return object }
+        return JSONObject()
+    }
+
+    /// `error.code` of an error body.
+    public var errorCode: String? {
+        guard case .object(let error)? = json["error"] else { return nil }
+        return error["code"]?.stringValue
     }
 }
 

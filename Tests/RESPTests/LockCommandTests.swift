@@ -1,6 +1,7 @@
 import NIOCore
 import RESP
 import Testing
+import TokenGateTesting
 
 /// The typed commands, with `SET NX PX` as the gateway's locks use it.
 @Suite struct LockCommandTests {

@@ -1,6 +1,7 @@
 import NIOCore
 import RESP
 import Testing
+import TokenGateTesting
 
 /// The pool: bounded connections and waiters, reconnection after the server goes away, a clean shutdown.
 @Suite struct PoolTests {

@@ -1,6 +1,7 @@
 import NIOCore
 import RESP
 import Testing
+import TokenGateTesting
 
 /// Pub/sub on a dedicated connection: messages arrive, cancellation unsubscribes, a dropped connection resubscribes.
 @Suite struct PubSubTests {

@@ -1,4 +1,5 @@
 import RESP
+import TokenGateTesting
 import Testing
 
 /// `rediss://`: the chain is verified against the configured CA and the certificate must name the server.
@@ -8,7 +9,7 @@ struct TLSTests {
     static func withTLSServer(
         certifying subjectAltName: String = "DNS:localhost", _ body: (RedisServer) async throws -> Void
     ) async throws {
-        let files = try TemporaryFiles()
+        let files = try TemporaryDirectory()
         defer { files.remove() }
         let certificates = try await TestCertificates.make(in: files, subjectAltName: subjectAltName)
         try await RedisServer.with(.init(tls: certificates)) { server async throws in try await body(server) }

@@ -127,17 +127,3 @@ struct GatewayFixture {
         return try JWSSigner(key: identityProvider).sign(claims: claims)
     }
 }
-
-extension GatewayResponse {
-    /// The body as a JSON object (empty if it is not one).
-    var json: JSONObject {
-        if case .object(let object)? = try? JSON.parse(body) { return object }
-        return JSONObject()
-    }
-
-    /// `error.code` of an error body.
-    var errorCode: String? {
-        guard case .object(let error)? = json["error"] else { return nil }
-        return error["code"]?.stringValue
-    }
-}

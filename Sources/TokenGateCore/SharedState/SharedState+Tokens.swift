@@ -43,12 +43,18 @@ extension SharedState {
                 return try await mint()
             }
             if locked {
+                // Another replica may have stored its token and released the lock between our read and our lock.
+                if case .some(.some(let token)) = await read(storeKey, provider: provider, adopt: adopt, records: false) {
+                    _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+                    metrics.recordMint(.waited, provider: provider)
+                    return token
+                }
                 metrics.recordMint(.locked, provider: provider)
                 return try await mintHoldingLock(lockKey, owner: owner, storeKey: storeKey, refreshBefore: refreshBefore, mint: mint)
             }
             // Another replica mints: its result appears in the store, or its lock lapses and one of us takes over.
             try? await Task.sleep(for: Self.pollInterval)
-            guard let found = await read(storeKey, provider: provider, adopt: adopt, countsMiss: false) else {
+            guard let found = await read(storeKey, provider: provider, adopt: adopt, records: false) else {
                 metrics.recordMint(.unshared, provider: provider)
                 return try await mint()
             }
@@ -88,16 +94,18 @@ extension SharedState {
     }
 
     /// The store's token for `storeKey`: `.some(token)` when one verified, `.some(nil)` when there is none worth
-    /// having, nil when the store could not be asked.
+    /// having, nil when the store could not be asked. Only a request's first read is counted and logged (`records`):
+    /// the re-reads of a replica waiting for another's mint would count one poisoned value many times.
     private func read(
-        _ storeKey: String, provider: ProviderID, adopt: (String) -> Adoption, countsMiss: Bool = true
+        _ storeKey: String, provider: ProviderID, adopt: (String) -> Adoption, records: Bool = true
     ) async -> DeliveredToken?? {
         guard let box = await attempt(.read, { try await store.value(at: storeKey) }) else { return nil }
         guard let box else {
-            if countsMiss { metrics.recordCache(.miss, provider: provider) }
+            if records { metrics.recordCache(.miss, provider: provider) }
             return .some(nil)
         }
         guard let compact = open(box, for: storeKey) else {
+            guard records else { return .some(nil) }
             metrics.recordCache(.rejected, provider: provider)
             logger.warning(
                 "a shared cache value did not open (wrong key, tampered or not ours); not served",
@@ -106,12 +114,13 @@ extension SharedState {
         }
         switch adopt(compact) {
         case .usable(let token):
-            metrics.recordCache(.hit, provider: provider)
+            if records { metrics.recordCache(.hit, provider: provider) }
             return .some(token)
         case .stale:
-            if countsMiss { metrics.recordCache(.miss, provider: provider) }
+            if records { metrics.recordCache(.miss, provider: provider) }
             return .some(nil)
         case .rejected(let reason):
+            guard records else { return .some(nil) }
             metrics.recordCache(.rejected, provider: provider)
             logger.warning(
                 "a shared cache token failed verification; not served",

@@ -1,3 +1,4 @@
+import TokenGateTesting
 import Logging
 import NIOCore
 import RESP

@@ -1,7 +1,7 @@
 /// Whether `condition` holds within `limit`, asked every `interval` (and once more at the end). For what the server
 /// or the pool does in its own time: the limit is generous, since the whole suite may be sharing a loaded machine,
 /// and a condition that never holds still fails the test.
-func eventually(
+public func eventually(
     within limit: Duration = .seconds(10), every interval: Duration = .milliseconds(20),
     _ condition: () async throws -> Bool
 ) async throws -> Bool {

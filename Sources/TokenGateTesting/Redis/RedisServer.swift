@@ -2,30 +2,38 @@ import Foundation
 import Synchronization
 
 /// A failure of the test harness itself (no redis-server, a server that never came up), never of the code under test.
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A real `redis-server` on 127.0.0.1 and a free port, started for one test and stopped after it, even when the
 /// test throws. It can be stopped and started again on the same port, as a server restart.
-final class RedisServer: Sendable {
+public final class RedisServer: Sendable {
     /// What the server is started with, beyond the defaults (no persistence, loopback only).
-    struct Options: Sendable {
+    public struct Options: Sendable {
         /// `requirepass`: the default user's password.
-        var password: String?
+        public var password: String?
         /// ACL users, each with every permission: `(name, password)`.
-        var users: [(name: String, password: String)] = []
+        public var users: [(name: String, password: String)] = []
         /// Serve TLS only, with this material.
-        var tls: TestCertificates?
+        public var tls: TestCertificates?
+
+        /// Options for `password`, `users` and `tls`.
+        public init(password: String? = nil, users: [(name: String, password: String)] = [], tls: TestCertificates? = nil) {
+            self.password = password
+            self.users = users
+            self.tls = tls
+        }
     }
 
-    let port: Int
-    let options: Options
-    let directory: TemporaryFiles
+    /// The loopback port it listens on.
+    public let port: Int
+    public let options: Options
+    let directory: TemporaryDirectory
     private let process: Mutex<Process?>
 
-    private init(port: Int, options: Options, directory: TemporaryFiles) {
+    private init(port: Int, options: Options, directory: TemporaryDirectory) {
         self.port = port
         self.options = options
         self.directory = directory
@@ -34,10 +42,10 @@ final class RedisServer: Sendable {
 
     /// Starts a server, runs `body`, stops the server whatever happens.
     @discardableResult
-    static func with<Result>(
+    public static func with<Result>(
         _ options: Options = Options(), _ body: (RedisServer) async throws -> Result
     ) async throws -> Result {
-        let directory = try TemporaryFiles()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         var lastError: (any Error)?
         // A free port may be taken between our check and the server's bind: try a few.
@@ -62,7 +70,7 @@ final class RedisServer: Sendable {
     }
 
     /// Starts (or restarts) the server on its port and waits until it accepts connections.
-    func start() async throws {
+    public func start() async throws {
         let logFile = "\(directory.path)/redis-\(UUID().uuidString).log"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.executable())
@@ -90,7 +98,7 @@ final class RedisServer: Sendable {
     /// Kills the process (SIGKILL) and waits for it to end. Not SIGTERM: the server keeps nothing worth a clean
     /// shutdown, and it inherits the test process's blocked signals, SIGTERM among them, so a SIGTERM was never
     /// acted on and every stop waited out a 5 s grace period.
-    func stop() async {
+    public func stop() async {
         guard let process = self.process.withLock({ current in defer { current = nil }; return current }) else { return }
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
@@ -116,7 +124,7 @@ final class RedisServer: Sendable {
     }
 
     /// `redis-server` on PATH; a missing binary fails the test and says how to install it.
-    static func executable() throws -> String {
+    public static func executable() throws -> String {
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in searchPath.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/redis-server") {
             return "\(directory)/redis-server"
@@ -125,13 +133,13 @@ final class RedisServer: Sendable {
     }
 
     /// Whether this redis-server was built with TLS: its TLS settings exist only then (`USE_OPENSSL`).
-    static let supportsTLS: Bool = {
+    public static let supportsTLS: Bool = {
         guard let path = try? executable(), let binary = FileManager.default.contents(atPath: path) else { return false }
         return binary.range(of: Data("tls-cert-file".utf8)) != nil
     }()
 
     /// A port nobody listens on now: bind 127.0.0.1:0, read the port, close.
-    static func freeLoopbackPort() throws -> Int {
+    public static func freeLoopbackPort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw HarnessError("socket() failed: \(errno)") }
         defer { close(descriptor) }

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import TokenGateCore
+import TokenGateTesting
+
+/// Redis stopped under the replicas: every request a replica could serve alone is served, limits fall back to each
+/// replica's share, and once Redis is back the replicas share again.
+@Suite(.timeLimit(.minutes(2)))
+struct RedisOutageTests {
+    @Test func redisStoppedMidRunFailsNoRequestAndTheReplicasShareAgainAfterItsRestart() async throws {
+        let logs = LogRecorder()
+        try await ScaleOutFixture.with(rateLimits: "{ caller: { rate: 60/min, burst: 30 } }", logs: logs) { fixture, redis, replicas in
+            #expect(try await replicas[0].consumerToken("trip-warm").status == 200)
+            #expect(try await replicas[1].consumerToken("trip-warm").status == 200)
+            let warmCalls = fixture.totalBackendCalls
+            #expect(warmCalls == 1)
+
+            await redis.stop()
+            // Cached and new trips, at every replica: each answered, from its cache or minted on its own.
+            for (index, trip) in ["trip-warm", "trip-new-1", "trip-new-2", "trip-warm", "trip-new-1"].enumerated() {
+                let response = try await replicas[index % 3].consumerToken(trip)
+                #expect(response.status == 200, "\(trip) at replica \(index % 3): \(response.status) \(response.errorCode ?? "")")
+            }
+            for replica in replicas {
+                let scrape = try await replica.scrape()
+                #expect(scrape["tokengate_shared_state_up"] == 0)
+                #expect((scrape["tokengate_rate_limit_local_fallback_total", ["provider": "acme-rides"]] ?? 0) > 0)
+            }
+            #expect(logs.all.contains { $0.text.contains("shared state unreachable") })
+            // The caller limit is 30 at once over 3 replicas: 10 per replica while they cannot share.
+            var admitted = 0
+            for _ in 0..<12 where try await replicas[2].consumerToken("trip-warm").status == 200 { admitted += 1 }
+            #expect(admitted < 12)
+
+            try await redis.start()
+            // Each replica leaves a failed store alone for a second (on its clock) before it asks again.
+            fixture.clock.advance(by: .seconds(2))
+            #expect(try await replicas[0].consumerToken("trip-after").status == 200)
+            let before = fixture.totalBackendCalls
+            #expect(try await replicas[1].consumerToken("trip-after").status == 200)
+            #expect(try await replicas[2].consumerToken("trip-after").status == 200)
+            #expect(fixture.totalBackendCalls == before, "replicas 1 and 2 read the token replica 0 stored")
+            #expect(logs.all.contains { $0.text.contains("shared state reachable again") })
+            #expect(try await replicas[1].scrape()["tokengate_shared_state_up"] == 1)
+        }
+    }
+}

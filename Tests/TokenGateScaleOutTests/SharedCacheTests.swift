@@ -1,0 +1,124 @@
+import Foundation
+import JOSE
+import RESP
+import Testing
+@testable import TokenGateCore
+import TokenGateTesting
+
+/// The token cache and the single flight, shared by three replicas through Redis.
+@Suite(.timeLimit(.minutes(2)))
+struct SharedCacheTests {
+    @Test func threeHundredConcurrentRequestsForAFreshTripOverThreeReplicasMakeOneBackendCall() async throws {
+        try await ScaleOutFixture.with { fixture, _, replicas in
+            // A mint slow enough that every request arrives while it runs.
+            for probe in fixture.probes { probe.delayCalls(by: .milliseconds(300)) }
+            let responses = try await withThrowingTaskGroup(of: GatewayResponse.self) { group in
+                for index in 0..<300 {
+                    group.addTask { try await replicas[index % 3].consumerToken("trip-fresh") }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(responses.allSatisfy { $0.status == 200 }, "\(responses.filter { $0.status != 200 }.map(\.status))")
+            #expect(fixture.totalBackendCalls == 1)
+            #expect(Set(responses.compactMap(\.token)).count == 1)
+            // The two replicas that did not mint read the one that did.
+            var mints = 0.0
+            var waited = 0.0
+            for replica in replicas {
+                let scrape = try await replica.scrape()
+                mints += scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "locked"]] ?? 0
+                waited += scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "waited"]] ?? 0
+            }
+            #expect(mints == 1)
+            #expect(waited == 2)
+        }
+    }
+
+    @Test func aReplicaWithAnEmptyCacheServesTheSharedTokenWithoutABackendCall() async throws {
+        try await ScaleOutFixture.with { fixture, _, replicas in
+            let first = try await replicas[0].consumerToken("trip-1")
+            #expect(first.status == 200)
+            let second = try await replicas[1].consumerToken("trip-1")
+            #expect(second.status == 200)
+            #expect(second.token == first.token)
+            #expect(fixture.totalBackendCalls == 1)
+            let scrape = try await replicas[1].scrape()
+            #expect(scrape["tokengate_shared_cache_total", ["provider": "acme-rides", "outcome": "hit"]] == 1)
+            // A token in Redis is sealed: the compact JWS is nowhere in the stored bytes.
+            let key = try #require(replicas[1].service.sharedState).tokenKey(TokenCacheKey(provider: ProviderID("acme-rides")!, context: .trip(ContextID("trip-1")!)))
+            let stored = try await replicas[0].service.sharedState!.store.value(at: key)
+            let bytes = try #require(stored)
+            #expect(!String(decoding: bytes, as: UTF8.self).contains("eyJ"))
+        }
+    }
+
+    /// Garbage, another trip's token, a token too close to expiry, a token of another tenant's key: each is
+    /// refused by the replica that reads it, which mints a good one instead.
+    @Test func aPoisonedValueInRedisIsNeverServed() async throws {
+        try await ScaleOutFixture.with { fixture, _, replicas in
+            let shared = try #require(replicas[0].service.sharedState)
+            let acme = ProviderID("acme-rides")!
+            func plant(_ compact: String?, raw: [UInt8]? = nil, for trip: String) async throws {
+                let key = shared.tokenKey(TokenCacheKey(provider: acme, context: .trip(ContextID(trip)!)))
+                let box = try raw ?? AESGCM.seal(Array(compact!.utf8), key: ScaleOutFixture.encryptionKey, associatedData: Array(key.utf8))
+                try await shared.store.setValue(box, at: key, lifetime: .seconds(600))
+            }
+            let otherTrip = try #require(try await replicas[0].consumerToken("trip-other").token)
+            let otherTenant = try #require(
+                try await replicas[0].consumerToken("trip-b", provider: "other-fleet", key: ScaleOutFixture.otherKey).token)
+            let callsBefore = fixture.totalBackendCalls
+
+            try await plant(nil, raw: Array("not a sealed value at all".utf8), for: "trip-a")
+            try await plant(otherTrip, for: "trip-b")
+            try await plant(otherTenant, for: "trip-c")
+            // A value sealed under another key's name (copied across keys) does not open either.
+            let copied = try await shared.store.value(
+                at: shared.tokenKey(TokenCacheKey(provider: acme, context: .trip(ContextID("trip-other")!))))
+            let copiedBox: [UInt8] = try #require(copied)
+            try await plant(nil, raw: copiedBox, for: "trip-d")
+
+            for (index, trip) in ["trip-a", "trip-b", "trip-c", "trip-d"].enumerated() {
+                let response = try await replicas[1 + index % 2].consumerToken(trip)
+                #expect(response.status == 200)
+                let token = try #require(response.token)
+                #expect(token != otherTrip && token != otherTenant)
+                #expect(JWTVerifier.decodeUnverified(token).claims?["authorization"]?.objectValue?["tripid"]?.stringValue == trip)
+            }
+            #expect(fixture.totalBackendCalls == callsBefore + 4)
+            var rejected = 0.0
+            for replica in replicas {
+                rejected += try await replica.scrape()["tokengate_shared_cache_total", ["provider": "acme-rides", "outcome": "rejected"]] ?? 0
+            }
+            #expect(rejected == 4)
+
+            // Expired: trip-old's token is in Redis; 55 minutes on, a replica without it locally must not adopt it.
+            let old = try #require(try await replicas[0].consumerToken("trip-old").token)
+            fixture.clock.advance(by: .seconds(55 * 60))
+            try await plant(old, for: "trip-old")  // Redis's own expiry would have dropped it; put it back
+            let fresh = try await replicas[2].consumerToken("trip-old")
+            #expect(fresh.status == 200)
+            #expect(fresh.token != old)
+        }
+    }
+
+    /// The replica holding the lock hangs in its backend call and its caller gives up; the others wait no longer
+    /// than the lock's expiry, then one of them mints for both.
+    @Test func aLockHolderStuckMidMintLeavesTheOthersToFinishWithinTheLockExpiry() async throws {
+        try await ScaleOutFixture.with(sharedStateExtra: "  lockTimeout: 1s") { fixture, _, replicas in
+            fixture.probes[0].holdCalls()
+            defer { fixture.probes[0].releaseCalls() }
+            let stuck = Task { try await replicas[0].consumerToken("trip-stuck") }
+            #expect(try await eventually { fixture.probes[0].calls == 1 })
+            stuck.cancel()
+            let started = ContinuousClock.now
+            async let b = replicas[1].consumerToken("trip-stuck")
+            async let c = replicas[2].consumerToken("trip-stuck")
+            let (fromB, fromC) = try await (b, c)
+            let waited = ContinuousClock.now - started
+            #expect(fromB.status == 200 && fromC.status == 200)
+            #expect(fromB.token == fromC.token)
+            #expect(fixture.probes[1].calls + fixture.probes[2].calls == 1)
+            #expect(waited < .seconds(3), "the lock lapses after 1 s; waited \(waited)")
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import TokenGateCore
+import TokenGateTesting
+
+/// A provider limit of N/min with burst B holds across three replicas as if there were one.
+@Suite(.timeLimit(.minutes(2)))
+struct SharedLimitTests {
+    @Test func aLimitAcrossThreeReplicasAdmitsTheBurstPlusTheRefillWithinOnePercent() async throws {
+        // 1,200/min is one request every 50 ms; burst 300. A slow interval keeps the measurement's own noise (an
+        // answer late by a few ms at either end of the run) far below 1 %.
+        try await ScaleOutFixture.with(rateLimits: "{ provider: { rate: 1200/min, burst: 300 } }") { fixture, _, replicas in
+            let run: Duration = .seconds(3)
+            let started = ContinuousClock.now
+            // Each worker's admitted requests (when each was sent and answered) and refusals.
+            typealias Span = (sent: ContinuousClock.Instant, answered: ContinuousClock.Instant)
+            let results = try await withThrowingTaskGroup(of: (admitted: [Span], limited: Int).self) { group in
+                // Eight callers per replica, each sending until the run is over.
+                for worker in 0..<24 {
+                    group.addTask {
+                        var admitted: [Span] = []
+                        var limited = 0
+                        while ContinuousClock.now - started < run {
+                            let sent = ContinuousClock.now
+                            let response = try await replicas[worker % 3].consumerToken("trip-\(worker % 4)")
+                            if response.status == 200 { admitted.append((sent, ContinuousClock.now)) }
+                            if response.status == 429 { limited += 1 }
+                        }
+                        return (admitted, limited)
+                    }
+                }
+                return try await group.reduce(into: (admitted: [Span](), limited: 0)) { total, next in
+                    total.admitted += next.admitted
+                    total.limited += next.limited
+                }
+            }
+            // GCRA admits the burst at once, then one per interval: B + (last - first) / 50 ms. The first and last
+            // admissions happened at Redis somewhere between their request's sending and its answer, so the count
+            // must lie within 1 % of the range those instants allow (narrow on a quiet machine).
+            let first = try #require(results.admitted.min { $0.sent < $1.sent })
+            let last = try #require(results.admitted.max { $0.answered < $1.answered })
+            let fewest = 300.0 + max(0, (last.sent - first.answered) / .milliseconds(50)) - 1
+            let most = 300.0 + ((last.answered - first.sent) / .milliseconds(50)) + 1
+            let admitted = Double(results.admitted.count)
+            #expect(results.limited > 0, "the callers never reached the limit")
+            #expect(
+                admitted >= fewest * 0.99 && admitted <= most * 1.01,
+                "admitted \(results.admitted.count), expected \(fewest)...\(most) over \(last.answered - first.sent)")
+            for replica in replicas {
+                // Decided in Redis throughout: no replica fell back to its local share.
+                #expect(try await replica.scrape()["tokengate_rate_limit_local_fallback_total", ["provider": "acme-rides"]] == nil)
+            }
+            // Every replica refused some: the one limit is theirs together.
+            for replica in replicas {
+                #expect((try await replica.scrape()["tokengate_rate_limited_total", ["provider": "acme-rides", "scope": "provider"]] ?? 0) > 0)
+            }
+            #expect(fixture.totalBackendCalls == 4)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TokenGateCore
+
+/// `sharedState:`: off unless configured; defaults; every mistake located at its line and key.
+@Suite struct SharedStateSettingsTests {
+    static let provider = ServerAndCORSSettingsTests.provider
+    /// Base64 of 32 bytes.
+    static let key = Data(repeating: 1, count: 32).base64EncodedString()
+
+    private func parse(_ text: String, environment: [String: String] = [:]) throws -> GatewayConfiguration {
+        try ConfigurationParser().parse(ConfigNode.parse(Array(text.utf8), file: ConfigFile(path: "config.yaml", environment: environment)))
+    }
+
+    private func error(_ text: String) -> String {
+        do {
+            _ = try parse(text + Self.provider)
+            return "no error"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func withoutASectionNothingIsShared() throws {
+        #expect(try parse(Self.provider).sharedState == nil)
+    }
+
+    @Test func theSettingsAndTheirDefaultsAreRead() throws {
+        let text = """
+            sharedState:
+              redis:
+                url: rediss://cache.internal:6380/2
+                username: tokengate
+                password: ${REDIS_PASSWORD}
+              encryptionKey: ${TOKENGATE_SHARED_KEY}
+              replicas: 3
+
+            """
+        let settings = try #require(
+            try parse(text + Self.provider, environment: ["REDIS_PASSWORD": "s3cret", "TOKENGATE_SHARED_KEY": Self.key]).sharedState)
+        #expect(settings.redis.url == "rediss://cache.internal:6380/2")
+        #expect(settings.redis.username == "tokengate")
+        #expect(settings.redis.password == "s3cret")
+        #expect(settings.redis.timeout == .milliseconds(250))
+        #expect(settings.encryptionKey == [UInt8](repeating: 1, count: 32))
+        #expect(settings.replicas == 3)
+        #expect(settings.keyPrefix == "tokengate:")
+        #expect(settings.lockTimeout == .seconds(10))
+    }
+
+    @Test(arguments: [
+        ("sharedState:\n  encryptionKey: \(key)\n", "config.yaml:2:3: sharedState.redis: missing required key"),
+        ("sharedState:\n  redis: { url: \"http://cache:6379\" }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:17: sharedState.redis.url: must start with redis:// or rediss:// (TLS), not http://"),
+        ("sharedState:\n  redis: { url: \"redis://cache:6379/x\" }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:17: sharedState.redis.url: has database \"x\"; it must be a number"),
+        ("sharedState:\n  redis: { url: \"redis://cache\" }\n  encryptionKey: c2hvcnQ=\n",
+         "config.yaml:3:18: sharedState.encryptionKey: must be 32 bytes in base64 (make one with: openssl rand -base64 32)"),
+        ("sharedState:\n  redis: { url: \"redis://cache\" }\n  encryptionKey: \(key)\n  replicas: 0\n",
+         "config.yaml:4:13: sharedState.replicas: must be between 1 and 1000"),
+        ("sharedState:\n  redis: { url: \"redis://cache\", caFile: ca.pem }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:34: sharedState.redis.caFile: is only used with a rediss:// URL"),
+        ("sharedState:\n  redis: { url: \"redis://cache\" }\n  encryptionKey: \(key)\n  cache: yes\n",
+         "config.yaml:4:3: sharedState.cache: unknown key; expected one of: encryptionKey, keyPrefix, lockTimeout, redis, replicas, resyncInterval"),
+    ])
+    func mistakesAreLocated(text: String, expected: String) {
+        #expect(error(text) == expected)
+    }
+}

@@ -243,3 +243,37 @@ import Testing
         #expect(try await get(cache, "a").outcome == .miss)
     }
 }
+
+/// Refresh-ahead jitter: each entry starts its refresh somewhere in the first part of the window, never earlier
+/// than `refreshBefore` and never past `minRemaining`.
+@Suite struct CacheRefreshJitterTests {
+    let clock = ManualTestClock()
+    let source: TestTokenSource
+
+    init() { source = TestTokenSource(clock: clock) }
+
+    @Test func entriesCachedTogetherRefreshAtDifferentTimesInsideTheWindow() async throws {
+        // Window 600 s → 300 s; refreshes start between 600 s and 400 s before expiry.
+        let cache = TokenCache<String, TestToken>(
+            policy: TokenCachePolicy(minRemaining: .seconds(300), refreshBefore: .seconds(600), refreshJitter: .seconds(200)),
+            clock: clock.clock)
+        let keys = (0..<60).map { "trip-\($0)" }
+        for key in keys { _ = try await cache.value(for: key) { [source] in try await source.fetch() } }
+        func outcomes() async throws -> [TokenCacheOutcome] {
+            var outcomes: [TokenCacheOutcome] = []
+            for key in keys { outcomes.append(try await cache.value(for: key) { [source] in try await source.fetch() }.outcome) }
+            await cache.waitForRefreshes()
+            return outcomes
+        }
+        clock.advance(by: .seconds(3_600 - 601))  // 601 s left: before any entry's window
+        #expect(try await outcomes().allSatisfy { $0 == .hit })
+        clock.advance(by: .seconds(101))  // 500 s left: some entries have started, others not yet
+        let midway = try await outcomes()
+        #expect(midway.contains(.hit))
+        #expect(midway.contains(.refreshingAhead))
+        clock.advance(by: .seconds(101))  // 399 s left: past every entry's delay (the refreshed ones are fresh)
+        let refreshedBefore = source.calls
+        _ = try await outcomes()
+        #expect(source.calls - refreshedBefore == 60 - midway.filter { $0 == .refreshingAhead }.count)
+    }
+}

@@ -202,7 +202,7 @@ public struct GatewayAssembler: Sendable {
             keys: keys,
             authenticator: keepsClients ? previous!.authenticator : authenticator,
             authorizer: authorizer,
-            cache: keepsBackend ? previous!.cache : TokenCache(policy: settings.cache, clock: clock),
+            cache: keepsBackend ? previous!.cache : TokenCache(policy: Self.cachePolicy(settings.cache, replicas: replicas), clock: clock),
             limiters: previous?.fingerprints.limits == fingerprints.limits
                 ? previous!.limiters : ProviderLimiters(settings.rateLimits, clock: clock),
             // This replica's share, for while the shared store is unreachable.
@@ -210,6 +210,15 @@ public struct GatewayAssembler: Sendable {
             metrics: metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: !authorizer.isEmpty),
             fingerprints: fingerprints
         )
+    }
+
+    /// The configured policy; with shared state, each entry's refresh-ahead starts at a random point of the first
+    /// half of the refresh window, so one replica refreshes a token and the others read its result.
+    static func cachePolicy(_ configured: TokenCachePolicy, replicas: Int?) -> TokenCachePolicy {
+        guard replicas != nil else { return configured }
+        var policy = configured
+        policy.refreshJitter = (configured.refreshBefore - configured.minRemaining) / 2
+        return policy
     }
 
     private func makeBackend(_ settings: ProviderSettings, logger: Logger) async throws -> any TokenBackend {

@@ -8,11 +8,19 @@ extension TokenCache {
         let minRemaining: Int64
         let refreshBefore: Int64
         let refreshRetryInterval: UInt64
+        /// The most an entry's refresh is delayed, in seconds: at most the window between the two thresholds.
+        let maxRefreshDelay: Int64
 
         init(_ policy: TokenCachePolicy) {
             minRemaining = TokenGateClock.secondsRoundingUp(policy.minRemaining)
             refreshBefore = max(minRemaining, TokenGateClock.secondsRoundingUp(policy.refreshBefore))
             refreshRetryInterval = TokenGateClock.nanoseconds(policy.refreshRetryInterval)
+            maxRefreshDelay = max(0, min(policy.refreshJitter.components.seconds, refreshBefore - minRemaining))
+        }
+
+        /// This entry's refresh threshold: `refreshBefore`, less a random delay when jitter is on.
+        func refreshThreshold() -> Int64 {
+            maxRefreshDelay == 0 ? refreshBefore : refreshBefore - Int64.random(in: 0...maxRefreshDelay)
         }
 
         /// Seconds left before `expiresAt`, saturating: a hostile `exp` must not trap.
@@ -31,6 +39,8 @@ extension TokenCache {
 
     struct Entry: Sendable {
         var value: Value
+        /// Fewer seconds left than this start a background refresh (``Limits/refreshThreshold()``).
+        var refreshBefore: Int64
         /// No background refresh starts before this monotonic time.
         var refreshNotBefore: UInt64 = 0
         /// Whether the last background refresh failed; only reported in ``TokenCacheOutcome``.
@@ -81,7 +91,7 @@ extension TokenCache {
                 return .absent
             }
             entries.touch(slot)
-            if remaining >= limits.refreshBefore { return .served(entry.value, .hit) }
+            if remaining >= entry.refreshBefore { return .served(entry.value, .hit) }
             if flights[key] != nil { return .served(entry.value, .refreshingAhead) }
             if monotonic < entry.refreshNotBefore {
                 return .served(entry.value, entry.lastRefreshFailed ? .servedAfterRefreshFailure : .hit)
@@ -123,7 +133,7 @@ extension TokenCache {
                 if flight.storesResult && remaining >= limits.minRemaining {
                     // A value already inside the refresh window (a short-lived token) would otherwise trigger a
                     // refresh on every request: hold the next one back as after a failure.
-                    var entry = Entry(value: value)
+                    var entry = Entry(value: value, refreshBefore: limits.refreshThreshold())
                     if remaining < limits.refreshBefore {
                         entry.refreshNotBefore = limits.nextRefresh(after: monotonic)
                     }

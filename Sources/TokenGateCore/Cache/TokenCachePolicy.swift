@@ -14,14 +14,21 @@ public struct TokenCachePolicy: Sendable, Equatable {
     /// After a failed background refresh, the next one for that key waits at least this long (monotonic clock),
     /// while the cached token keeps being served. Default 30 seconds.
     public var refreshRetryInterval: Duration
+    /// Each entry's refresh starts up to this much later than ``refreshBefore`` says (a random amount per entry,
+    /// never past ``minRemaining``), so replicas that cached one token at the same moment do not all refresh it
+    /// at once: the first one refreshes and the others find its token in the shared store. Default 0 (off); the
+    /// gateway sets it when `sharedState:` is configured.
+    public var refreshJitter: Duration
 
     /// A policy; every argument has the documented default.
     public init(
         minRemaining: Duration = .seconds(300),
         refreshBefore: Duration = .seconds(600),
         maxEntries: Int = 100_000,
-        refreshRetryInterval: Duration = .seconds(30)
+        refreshRetryInterval: Duration = .seconds(30),
+        refreshJitter: Duration = .zero
     ) {
+        self.refreshJitter = refreshJitter
         self.minRemaining = minRemaining
         self.refreshBefore = refreshBefore
         self.maxEntries = maxEntries

@@ -18,7 +18,7 @@ extension SharedState {
     /// The token for `key` when the local cache has none: the store's copy if it verifies, else one mint across
     /// all replicas (the lock holder mints and stores; the others wait for its result and read it).
     ///
-    /// Never fails because of the store: when it is unreachable, late, or holds a lock longer than
+    /// Never fails because of the store: when it is unreachable or late, or the lock stays held for twice
     /// `lockTimeout`, this replica mints on its own (one extra signature, never a wrong token).
     func token(
         for key: TokenCacheKey,
@@ -36,7 +36,9 @@ extension SharedState {
 
         let lockKey = lockKey(key)
         let owner = HexBytes.encode((try? SecureRandom.bytes(count: 16)) ?? [])
-        let giveUpAt = ContinuousClock.now + settings.lockTimeout
+        // Twice the lock's life: a lock that lapses (its holder died) is taken over by one waiter, whose result the
+        // others still wait for; only a second stuck holder makes them mint on their own.
+        let giveUpAt = ContinuousClock.now + settings.lockTimeout * 2
         while true {
             guard let locked = await attempt(.lock, { try await store.lock(lockKey, owner: owner, lifetime: settings.lockTimeout) }) else {
                 metrics.recordMint(.unshared, provider: provider)

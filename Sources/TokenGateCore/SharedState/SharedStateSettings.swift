@@ -22,8 +22,8 @@ public struct SharedStateSettings: Sendable, Equatable {
     public var replicas: Int = 1
     /// Prefix of every key and channel, so several gateways (or other programs) can share one database.
     public var keyPrefix: String = "tokengate:"
-    /// How long a replica's mint lock lives if its holder never releases it (a crash): the others wait at most this
-    /// long before minting themselves. Longer than a backend call may take.
+    /// How long a replica's mint lock lives if its holder never releases it (a crash): then one waiting replica
+    /// takes it over, and the others mint on their own after twice this. Longer than a backend call may take.
     public var lockTimeout: Duration = .seconds(10)
     /// How often the replicas compare their ended contexts with Redis's list, besides the pub/sub messages.
     public var resyncInterval: Duration = .seconds(5)

@@ -45,6 +45,13 @@ public struct SharedStateSettings: Sendable, Equatable {
 
         /// Settings for `url` with the defaults.
         public init(url: String) { self.url = url }
+
+        /// The URL for logs and reports: a password in it replaced.
+        public var redactedURL: String {
+            guard var components = URLComponents(string: url) else { return "<unparsable URL>" }
+            if components.password != nil { components.password = "redacted" }
+            return components.string ?? "<unparsable URL>"
+        }
     }
 
     /// Settings with the defaults.

@@ -39,6 +39,9 @@ struct CheckConfigCommand: AsyncParsableCommand {
         print("\(file): OK\(check.warnings.isEmpty ? "" : " (\(check.warnings.count) warning\(check.warnings.count == 1 ? "" : "s"))")")
         print("server: http://\(server.host):\(server.port)")
         print("config sha256: \(generation.configurationDigest)")
+        if let shared = generation.configuration.sharedState {
+            print("shared state: \(shared.redis.redactedURL), \(shared.replicas) replicas, keys under \(shared.keyPrefix) (not connected by check-config)")
+        }
         for (id, provider) in generation.providers.sorted(by: { $0.key < $1.key }) {
             let settings = provider.settings
             let types = provider.backend.tokenTypes.sorted().map(\.rawValue).joined(separator: ", ")

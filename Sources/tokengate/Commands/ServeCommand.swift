@@ -93,7 +93,7 @@ struct ServeCommand: AsyncParsableCommand {
             if let settings = sharedState?.settings {
                 logger.notice(
                     "sharing tokens, mint locks, rate limits and ended contexts on Redis",
-                    metadata: ["redis": "\(Self.redactedURL(settings.redis.url))", "replicas": "\(settings.replicas)"])
+                    metadata: ["redis": "\(settings.redis.redactedURL)", "replicas": "\(settings.replicas)"])
             }
             let service = TokenService(generation: generation, audit: audit, sharedState: sharedState, logger: logger)
             let host = server.host
@@ -136,13 +136,6 @@ struct ServeCommand: AsyncParsableCommand {
                 throw failure
             }
         }
-    }
-
-    /// A Redis URL for the log: any password in it replaced.
-    static func redactedURL(_ url: String) -> String {
-        guard var components = URLComponents(string: url) else { return "<unparsable>" }
-        if components.password != nil { components.password = "redacted" }
-        return components.string ?? "<unparsable>"
     }
 
     /// `cannot listen on HOST:PORT: REASON`, when `error` is why the server could not bind.

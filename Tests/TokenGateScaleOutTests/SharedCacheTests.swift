@@ -91,9 +91,10 @@ struct SharedCacheTests {
             }
             #expect(rejected == 4)
 
-            // Expired: trip-old's token is in Redis; 55 minutes on, a replica without it locally must not adopt it.
+            // Expired: trip-old's token is in Redis; an hour and a minute on, a replica without it locally must not
+            // adopt it.
             let old = try #require(try await replicas[0].consumerToken("trip-old").token)
-            fixture.clock.advance(by: .seconds(55 * 60))
+            fixture.clock.advance(by: .seconds(61 * 60))
             try await plant(old, for: "trip-old")  // Redis's own expiry would have dropped it; put it back
             let fresh = try await replicas[2].consumerToken("trip-old")
             #expect(fresh.status == 200)

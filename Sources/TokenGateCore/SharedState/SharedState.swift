@@ -84,15 +84,15 @@ public final class SharedState: Sendable {
 
     // MARK: Keys
 
-    /// `tokengate:token:{provider}:type:hash`: the sealed token of one context. The provider is a hash tag, so one
-    /// provider's keys live on one Redis Cluster slot.
-    func tokenKey(_ key: TokenCacheKey) -> String {
-        "\(settings.keyPrefix)token:{\(key.provider)}:\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))"
-    }
+    /// `tokengate:token:{provider}:type:digest`: the sealed token of one context. The provider is a hash tag, so
+    /// one provider's keys live on one Redis Cluster slot.
+    func tokenKey(_ key: TokenCacheKey) -> String { contextKey("token", key) }
 
-    /// The mint lock of one context.
-    func lockKey(_ key: TokenCacheKey) -> String {
-        "\(settings.keyPrefix)lock:{\(key.provider)}:\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))"
+    /// `tokengate:lock:{provider}:type:digest`: the mint lock of one context.
+    func lockKey(_ key: TokenCacheKey) -> String { contextKey("lock", key) }
+
+    private func contextKey(_ kind: String, _ key: TokenCacheKey) -> String {
+        "\(settings.keyPrefix)\(kind):{\(key.provider)}:\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))"
     }
 
     /// A rate-limit bucket: `scope` and a digest of who or what it limits.

@@ -26,18 +26,10 @@ PIN="${PIN:-auto}"
 HOST=127.0.0.1
 PROVIDER=load-fleet
 
-log() { printf '%s\n' "$*" >&2; }
-die() { log "run.sh: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # --- 1. Tools and release builds ----------------------------------------------------------------------------
-if ! command -v wrk >/dev/null; then
-    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-        log "installing wrk"
-        apt-get install -y wrk >/dev/null || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-    else
-        die "wrk is missing; install it with: sudo apt-get install -y wrk"
-    fi
-fi
+need wrk wrk
 for tool in curl python3 openssl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
 python3 -c 'import cryptography' 2>/dev/null || die "python3 needs the cryptography package (pip install cryptography)"
 
@@ -191,10 +183,6 @@ start() {
     die "$name did not report its port within 30 s"
 }
 
-# rss_kb PID: resident set size in KiB.
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-# cpu_ticks PID: user + system CPU time so far, in clock ticks (fields 14 and 15 of /proc/PID/stat).
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 CLK_TCK="$(getconf CLK_TCK)"
 
 start tokengate "$WORK/tokengate.out" "${SERVER_PIN[@]}" "$TOKENGATE" serve --config "$WORK/config.yaml" \
@@ -243,22 +231,6 @@ run_wrk() {
     fi
     # Timeouts or resets skew requests/s: say so next to the figures rather than fail the run.
     if grep -q "Socket errors" "$WORK/$name.wrk"; then log "$name: wrk $(grep "Socket errors" "$WORK/$name.wrk" | xargs)"; fi
-}
-# wrk_field NAME rps|p50|p99|requests: one figure from a wrk report; latencies in milliseconds.
-wrk_field() {
-    awk -v field="$2" '
-        function ms(v) {
-            if (v ~ /us$/) return substr(v, 1, length(v) - 2) / 1000
-            if (v ~ /ms$/) return substr(v, 1, length(v) - 2) + 0
-            if (v ~ /m$/) return substr(v, 1, length(v) - 1) * 60000
-            if (v ~ /s$/) return substr(v, 1, length(v) - 1) * 1000
-            return v
-        }
-        field == "rps" && /^Requests\/sec:/ { print $2 }
-        field == "p50" && $1 == "50%" { printf "%.3f\n", ms($2) }
-        field == "p99" && $1 == "99%" { printf "%.3f\n", ms($2) }
-        field == "requests" && / requests in / { print $1 }
-    ' "$WORK/$1.wrk"
 }
 
 # status.lua: a response whose status is not EXPECT_STATUS leaves the file UNEXPECTED_STATUS behind (wrk's
@@ -349,16 +321,6 @@ LOAD_AVG_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- 7. Report -----------------------------------------------------------------------------------------------
 # calc EXPRESSION FORMAT: Python arithmetic, formatted.
-calc() { python3 -c "print(format($1, '$2'))"; }
-cpu_per_request() { calc "$(cat "$WORK/$1.cpu") / $(wrk_field "$1" requests)" .1f; }
-# median PATH FIGURE: the median over the rounds of a wrk figure (rps, p50, p99) or of cpu (µs per request).
-median() {
-    local round values=()
-    for ((round = 1; round <= ROUNDS; round++)); do
-        if [[ $2 == cpu ]]; then values+=("$(cpu_per_request "$1.$round")"); else values+=("$(wrk_field "$1.$round" "$2")"); fi
-    done
-    python3 -c 'import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))' "${values[@]}"
-}
 BARE_RPS="$(median bare rps)" BARE_CPU="$(median bare cpu)"
 row() { # PATH LABEL
     local rps cpu
@@ -366,14 +328,7 @@ row() { # PATH LABEL
     printf '| %s | %.0f | %.3f | %.3f | %s | %.1f | %s |\n' "$2" "$rps" "$(median "$1" p50)" "$(median "$1" p99)" \
         "$(calc "$rps / $BARE_RPS" .2f)" "$cpu" "$(calc "$BARE_CPU / $cpu" .2f)"
 }
-# rounds PATH: each round's requests/s, for the record.
-rounds() {
-    local round out=()
-    for ((round = 1; round <= ROUNDS; round++)); do out+=("$(calc "$(wrk_field "$1.$round" rps)" .0f)"); done
-    local IFS=/
-    echo "${out[*]}"
-}
-COLD_RPS="$(wrk_field cold rps)" COLD_CPU="$(cpu_per_request cold)"
+COLD_RPS="$(wrk_field cold rps)" COLD_CPU="$(per_request cold cpu)"
 cat <<EOF
 
 ## TokenGate load benchmark ($(date -u +%Y-%m-%dT%H:%MZ))
@@ -402,7 +357,7 @@ Log lines the gateway wrote during the whole run: $(cat "$WORK/tokengate.out.err
 | trips minted in $COLD_DURATION | $(wrk_field cold requests) |
 | mints/s (wall clock) | $(calc "$COLD_RPS" .0f) |
 | p50 / p99 ms | $(wrk_field cold p50) / $(wrk_field cold p99) |
-| gateway CPU µs per mint | $COLD_CPU |
+| gateway CPU µs per mint | $(calc "$COLD_CPU" .1f) |
 | openssl RSA-2048 signs/s (one core, CPU time) | $(calc "$RSA_SIGNS" .0f) |
 | openssl CPU µs per RSA-2048 signature | $(calc "1e6 / $RSA_SIGNS" .1f) |
 | mint CPU / signature CPU | $(calc "$COLD_CPU * $RSA_SIGNS / 1e6" .2f) |

@@ -31,20 +31,9 @@ PIN="${PIN:-auto}"
 HOST=127.0.0.1
 PROVIDER=load-fleet
 
-log() { printf '%s\n' "$*" >&2; }
-die() { log "scale-out.sh: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # --- 1. Tools and the release build --------------------------------------------------------------------------
-# need PACKAGE COMMAND: installs a Debian package when its command is missing (root and apt-get only).
-need() {
-    command -v "$2" >/dev/null && return 0
-    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-        log "installing $1"
-        apt-get install -y "$1" >/dev/null || { apt-get update >/dev/null && apt-get install -y "$1" >/dev/null; }
-    else
-        die "$2 is missing; install it with: sudo apt-get install -y $1"
-    fi
-}
 need wrk wrk
 need redis-server redis-server
 need redis-tools redis-cli
@@ -97,10 +86,6 @@ forget() {
     PIDS=("${kept[@]}")
 }
 
-# rss_kb PID: resident set size in KiB.
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-# cpu_ticks PID: user + system CPU time so far, in clock ticks (fields 14 and 15 of /proc/PID/stat, all threads).
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 CLK_TCK="$(getconf CLK_TCK)"
 
 # --- 3. Redis ------------------------------------------------------------------------------------------------
@@ -296,23 +281,6 @@ run_wrk() {
     # Timeouts or resets skew requests/s: say so next to the figures rather than fail the run.
     if grep -q "Socket errors" "$WORK/$name.wrk"; then log "$name: wrk $(grep "Socket errors" "$WORK/$name.wrk" | xargs)"; fi
 }
-# wrk_field NAME rps|p50|p99|requests|seconds: one figure from a wrk report; latencies in milliseconds.
-wrk_field() {
-    awk -v field="$2" '
-        function ms(v) {
-            if (v ~ /us$/) return substr(v, 1, length(v) - 2) / 1000
-            if (v ~ /ms$/) return substr(v, 1, length(v) - 2) + 0
-            if (v ~ /m$/) return substr(v, 1, length(v) - 1) * 60000
-            if (v ~ /s$/) return substr(v, 1, length(v) - 1) * 1000
-            return v
-        }
-        field == "rps" && /^Requests\/sec:/ { print $2 }
-        field == "p50" && $1 == "50%" { printf "%.3f\n", ms($2) }
-        field == "p99" && $1 == "99%" { printf "%.3f\n", ms($2) }
-        field == "requests" && / requests in / { print $1 }
-        field == "seconds" && / requests in / { sub(/,$/, "", $4); printf "%.3f\n", ms($4) / 1000 }
-    ' "$WORK/$1.wrk"
-}
 
 # Rounds interleave the four gateways, so a burst of other work on a shared machine hits all of them alike; the
 # report takes each figure's median over the rounds. Each gateway is asked for its warm trip: a local hit.
@@ -400,32 +368,9 @@ COLD_SECONDS="$(python3 -c 'import sys; print(max(float(v) for v in sys.argv[1:]
 BACKEND_CALLS="$calls"
 
 # --- 8. Report -----------------------------------------------------------------------------------------------
-# calc EXPRESSION FORMAT: Python arithmetic, formatted.
-calc() { python3 -c "print(format($1, '$2'))"; }
-# per_request NAME EXT: a $WORK/NAME.EXT figure over the requests wrk counted.
-per_request() { calc "$(cat "$WORK/$1.$2") / $(wrk_field "$1" requests)" .3f; }
-# median PATH FIGURE: the median over the rounds of a wrk figure (rps, p50, p99), of cpu or rcpu (µs per request)
-# or of reval (Redis scripts per request).
-median() {
-    local round values=()
-    for ((round = 1; round <= ROUNDS; round++)); do
-        case $2 in
-            cpu | rcpu | reval) values+=("$(per_request "$1.$round" "$2")") ;;
-            *) values+=("$(wrk_field "$1.$round" "$2")") ;;
-        esac
-    done
-    python3 -c 'import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))' "${values[@]}"
-}
 row() { # PATH LABEL
     printf '| %s | %.0f | %.3f | %.3f | %.1f | %.1f | %.2f |\n' "$2" "$(median "$1" rps)" "$(median "$1" p50)" \
         "$(median "$1" p99)" "$(median "$1" cpu)" "$(median "$1" rcpu)" "$(median "$1" reval)"
-}
-# rounds PATH: each round's requests/s, for the record.
-rounds() {
-    local round out=()
-    for ((round = 1; round <= ROUNDS; round++)); do out+=("$(calc "$(wrk_field "$1.$round" rps)" .0f)"); done
-    local IFS=/
-    echo "${out[*]}"
 }
 # versus A B: B against A, "requests/s ×R, p99 ±D ms, gateway CPU ±D µs/req (±P %)".
 versus() {

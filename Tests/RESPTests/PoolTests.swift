@@ -27,8 +27,9 @@ import TokenGateTesting
         }
     }
 
-    /// The lease timeout is the only timer under 30 s here, so a failure with `.poolExhausted` within a few seconds
-    /// is its work, whatever delays a loaded machine adds; a lease that never times out fails the time limit.
+    /// The lease timeout is the only timer under 30 s here, so a failure with `.poolExhausted` well before 30 s is
+    /// its work, whatever delays a loaded machine adds (a CI run under load saw 5.9 s for the 200 ms timer); a lease
+    /// that never times out fails the time limit.
     @Test(.timeLimit(.minutes(5))) func aCallerWaitsForABusyPoolAtMostTheLeaseTimeout() async throws {
         try await RedisServer.with { server async throws in
             try await server.withClient({
@@ -43,7 +44,7 @@ import TokenGateTesting
                     await #expect(throws: RESPError.poolExhausted) { try await client.ping() }
                     let waited = clock.now - started
                     #expect(waited >= .milliseconds(200))
-                    #expect(waited < .seconds(5))
+                    #expect(waited < .seconds(20))
                 }
                 #expect(try await client.ping() == "PONG")
             }

@@ -38,17 +38,24 @@ public struct EndedContextsReplication: Service {
         }
     }
 
-    /// Subscribes for as long as it runs; a failed subscription is retried after the store's backoff.
+    /// Subscribes for as long as it runs; a failed subscription is retried every second, and logged once per
+    /// outage (the first failure after a subscription held), not once per retry.
     private func watch() async {
+        var logged = false
         while !Task.isCancelled {
             do {
                 try await sharedState.store.watchEndedContexts(
                     subscribed: { Task { await self.resync() } },
                     { change in self.service.apply(change) })
+                logged = false
             } catch {
                 if Task.isCancelled { return }
                 sharedState.metrics.recordError(.subscribe)
-                sharedState.logger.warning("cannot watch for ended contexts; retrying", metadata: ["error": "\(error)"])
+                if !logged {
+                    sharedState.logger.warning(
+                        "cannot watch for ended contexts; retrying every second", metadata: ["error": "\(error)"])
+                    logged = true
+                }
             }
             try? await Task.sleep(for: SharedState.retryAfterFailure)
         }

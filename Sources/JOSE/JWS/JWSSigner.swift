@@ -41,6 +41,14 @@ public struct JWSSigner: Sendable {
         let signature = try signingInput.withUTF8 { input throws(JWSKeyError) in
             try key.signature(forBytes: UnsafeRawBufferPointer(input))
         }
-        return signingInput + "." + Base64URL.encode(signature)
+        let encodedSignature = Base64URL.encode(signature)
+        // Exactly sized: a gateway caches the token for up to an hour, and `+` would leave it room to grow.
+        let count = signingInput.utf8.count + 1 + encodedSignature.utf8.count
+        return String(unsafeUninitializedCapacity: count) { output in
+            // Each `initialize` returns the index after what it wrote.
+            let dot = output.initialize(fromContentsOf: signingInput.utf8)
+            output[dot] = UInt8(ascii: ".")
+            return output[(dot + 1)...].initialize(fromContentsOf: encodedSignature.utf8)
+        }
     }
 }

@@ -39,12 +39,13 @@ extension TokenCache {
 
     struct Entry: Sendable {
         var value: Value
+        /// Whether the last background refresh failed; only reported in ``TokenCacheOutcome``. Declared right after
+        /// `value`, so it can take the value's tail padding: a cache holds 100,000 entries.
+        var lastRefreshFailed = false
         /// Fewer seconds left than this start a background refresh (``Limits/refreshThreshold()``).
         var refreshBefore: Int64
         /// No background refresh starts before this monotonic time.
         var refreshNotBefore: UInt64 = 0
-        /// Whether the last background refresh failed; only reported in ``TokenCacheOutcome``.
-        var lastRefreshFailed = false
     }
 
     /// The one fetch in flight for a key, and the callers waiting on it.
@@ -77,7 +78,7 @@ extension TokenCache {
         private var nextFlightID: UInt64 = 0
 
         init(capacity: Int) {
-            entries = LRUTable(capacity: capacity)
+            entries = LRUTable(capacity: capacity, reservingCapacity: true)
         }
 
         /// The fast path: serve from the cache if possible, starting a background refresh inside the window.

@@ -1,73 +1,83 @@
 import JOSE
 public import TokenGateCore
 
-/// A token response body rendered once, when the token enters the cache, so a cache hit only copies bytes.
+/// A provider's token response body, laid out once per provider: a request writes it straight from the cached
+/// token, so a cache entry holds the token and nothing rendered from it.
 ///
 /// The body is TokenGate's own shape (`token`, `tokenType`, `providerId`, `context`, `issuedAt`, `expiresAt`,
 /// `expiresIn`, `refreshAfter`), preceded by a provider's legacy `response:` mapping when it has one: the mapped
 /// token and expiry keys come first, the standard fields follow where their names are free. Compact JSON in that
 /// member order, exactly what `JSON.serialize` makes of the same object.
 ///
-/// Everything is fixed per token except the seconds left before expiry (`expiresIn`, and a `seconds-from-now`
-/// mapping): those are written per request. The token itself is not copied into the rendering (it would double a
-/// cache entry's memory); it is written from its string, which needs no escaping (a compact JWS is base64url).
+/// The member names and the provider's ID are fixed text, made once. Per request it copies the token (which needs
+/// no escaping: a compact JWS is base64url), the token type, the context object (context IDs are plain ASCII,
+/// never escaped either) and a few decimal integers.
 ///
 /// ```swift
-/// var buffer = allocator.buffer(capacity: body.byteCount(now: now))
-/// body.write(now: now) { buffer.writeBytes($0) }
+/// let format = TokenBodyFormat(provider: settings)
+/// var buffer = allocator.buffer(capacity: format.byteCount(of: token, context: context, now: now))
+/// format.write(token, context: context, now: now) { buffer.writeBytes($0) }
 /// ```
-public struct RenderedTokenBody: TokenResponseBody {
+public struct TokenBodyFormat: TokenResponseFormat {
     enum Part: Sendable {
-        /// JSON text fixed for this token.
+        /// JSON text fixed for the provider.
         case fixed([UInt8])
-        /// The token, unescaped (it was checked to need no escaping).
+        /// The token as a JSON string, quotes included.
         case token
-        /// `max(0, expiresAt - now)` in decimal.
-        case secondsLeft
+        /// The token type as a JSON string.
+        case tokenType
+        /// The context as a JSON object.
+        case context
+        /// A decimal integer taken from the token at the time of the request.
+        case integer(Field)
     }
 
-    // What a member's value is; only `secondsLeft` depends on the time of the request.
+    enum Field: Sendable {
+        case issuedAt, expiresAt, expiresAtMilliseconds, secondsLeft, refreshAfter
+    }
+
+    // What a member's value is, before the members are laid out as parts.
     private enum Value {
         case json(JSONValue)
-        case token
-        case secondsLeft
+        case part(Part)
     }
 
     private let parts: [Part]
-    private let token: String
-    private let expiresAt: Int64
     private let fixedByteCount: Int
-    private let secondsLeftCount: Int
+    /// `cache.refreshBefore` in seconds: `refreshAfter` is that long before expiry.
+    private let refreshBefore: Int64
 
-    /// Renders the body of `token`, served for `context` by `provider`.
-    public init(token: DeliveredToken, context: TokenContext, provider: ProviderSettings) {
+    /// The layout of `provider`'s token bodies.
+    public init(provider: ProviderSettings) {
         var members: [(key: String, value: Value)] = []
         func add(_ key: String, _ value: Value) {
             // First one wins: the mapping's keys go in first, the standard fields only where names are free.
             if !members.contains(where: { $0.key == key }) { members.append((key, value)) }
         }
         if let mapping = provider.response {
-            members.append((mapping.tokenKey, .token))
-            let expiry: Value =
+            members.append((mapping.tokenKey, .part(.token)))
+            let expiry: Field =
                 switch mapping.expiryFormat {
                 case .secondsFromNow: .secondsLeft
-                case .epochSeconds, .epochMilliseconds:
-                    .json(.integer(mapping.expiryFormat.value(expiresAt: token.expiresAt, now: 0)))
+                case .epochSeconds: .expiresAt
+                case .epochMilliseconds: .expiresAtMilliseconds
                 }
             // The parser refuses equal keys; one built by hand replaces in place, as a JSON object would.
-            if mapping.expiryKey == mapping.tokenKey { members[0].value = expiry } else { members.append((mapping.expiryKey, expiry)) }
+            if mapping.expiryKey == mapping.tokenKey {
+                members[0].value = .part(.integer(expiry))
+            } else {
+                members.append((mapping.expiryKey, .part(.integer(expiry))))
+            }
         }
-        add("token", .token)
-        add("tokenType", .json(.string(context.tokenType.rawValue)))
+        add("token", .part(.token))
+        add("tokenType", .part(.tokenType))
         add("providerId", .json(.string(provider.id.rawValue)))
-        add("context", .json(.object(context.jsonObject)))
-        add("issuedAt", .json(.integer(token.issuedAt)))
-        add("expiresAt", .json(.integer(token.expiresAt)))
-        add("expiresIn", .secondsLeft)
-        add("refreshAfter", .json(.integer(TokenGrant.refreshAfter(token, provider: provider))))
+        add("context", .part(.context))
+        add("issuedAt", .part(.integer(.issuedAt)))
+        add("expiresAt", .part(.integer(.expiresAt)))
+        add("expiresIn", .part(.integer(.secondsLeft)))
+        add("refreshAfter", .part(.integer(.refreshAfter)))
 
-        // A token that would need escaping (never a compact JWS) is rendered escaped, as fixed text.
-        let tokenIsPlain = token.compact.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
         var parts: [Part] = []
         var pending: [UInt8] = [UInt8(ascii: "{")]
         for (offset, member) in members.enumerated() {
@@ -77,77 +87,147 @@ public struct RenderedTokenBody: TokenResponseBody {
             switch member.value {
             case .json(let value):
                 pending += JSON.serialize(value)
-            case .token where tokenIsPlain:
-                pending.append(UInt8(ascii: "\""))
+            case .part(let part):
                 parts.append(.fixed(pending))
-                parts.append(.token)
-                pending = [UInt8(ascii: "\"")]
-            case .token:
-                pending += JSON.serialize(.string(token.compact))
-            case .secondsLeft:
-                parts.append(.fixed(pending))
-                parts.append(.secondsLeft)
+                parts.append(part)
                 pending = []
             }
         }
         pending.append(UInt8(ascii: "}"))
         parts.append(.fixed(pending))
 
-        self.parts = parts
-        self.token = token.compact
-        self.expiresAt = token.expiresAt
-        var fixedByteCount = 0
-        var secondsLeftCount = 0
+        self.parts = parts.filter {
+            if case .fixed(let bytes) = $0 { !bytes.isEmpty } else { true }
+        }
+        self.fixedByteCount = parts.reduce(0) {
+            if case .fixed(let bytes) = $1 { $0 + bytes.count } else { $0 }
+        }
+        self.refreshBefore = provider.cache.refreshBefore.components.seconds
+    }
+
+    public func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int {
+        var count = fixedByteCount
         for part in parts {
             switch part {
-            case .fixed(let bytes): fixedByteCount += bytes.count
-            case .token: fixedByteCount += token.compact.utf8.count
-            case .secondsLeft: secondsLeftCount += 1
+            case .fixed: break
+            case .token: count += token.isJSONSafe ? token.compact.utf8.count + 2 : JSON.serialize(.string(token.compact)).count
+            case .tokenType: count += context.tokenType.rawValue.utf8.count + 2
+            case .context: count += Self.contextByteCount(context)
+            case .integer(let field): count += Self.decimalDigits(value(field, of: token, now: now))
             }
         }
-        self.fixedByteCount = fixedByteCount
-        self.secondsLeftCount = secondsLeftCount
+        return count
     }
 
-    /// The body's length in bytes at `now` (epoch seconds).
-    public func byteCount(now: Int64) -> Int {
-        fixedByteCount + secondsLeftCount * Self.decimalDigits(secondsLeft(now: now))
-    }
-
-    /// Hands the body at `now` (epoch seconds) to `sink` in a few contiguous pieces, in order.
-    public func write(now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
-        let seconds = secondsLeft(now: now)
+    public func write(_ token: DeliveredToken, context: TokenContext, now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
         for part in parts {
             switch part {
             case .fixed(let bytes):
                 bytes.withUnsafeBytes(sink)
+            case .token where token.isJSONSafe:
+                Self.writeString(token.compact, to: sink)
             case .token:
-                var token = token
-                token.withUTF8 { sink(UnsafeRawBufferPointer($0)) }
-            case .secondsLeft:
-                Self.withDecimal(seconds, sink)
+                // Never a compact JWS; rendered escaped rather than refused.
+                JSON.serialize(.string(token.compact)).withUnsafeBytes(sink)
+            case .tokenType:
+                Self.writeString(context.tokenType.rawValue, to: sink)
+            case .context:
+                Self.writeContext(context, to: sink)
+            case .integer(let field):
+                Self.writeDecimal(value(field, of: token, now: now), to: sink)
             }
         }
     }
 
-    /// The body at `now` as one array (tests and callers without a buffer of their own).
-    public func bytes(now: Int64) -> [UInt8] {
+    /// The body for `token` at `now` as one array (tests and callers without a buffer of their own).
+    public func bytes(of token: DeliveredToken, context: TokenContext, now: Int64) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(byteCount(now: now))
-        write(now: now) { output += $0 }
+        output.reserveCapacity(byteCount(of: token, context: context, now: now))
+        write(token, context: context, now: now) { output += $0 }
         return output
     }
 
-    private func secondsLeft(now: Int64) -> Int64 {
-        // Saturating: a hostile `exp` must not trap, and a token past expiry says 0, as before.
-        let (difference, overflow) = expiresAt.subtractingReportingOverflow(now)
-        if overflow { return expiresAt > now ? .max : 0 }
-        return max(0, difference)
+    private func value(_ field: Field, of token: DeliveredToken, now: Int64) -> Int64 {
+        // Saturating throughout: a hostile `exp` must not trap, and a token past expiry says 0 seconds left.
+        switch field {
+        case .issuedAt:
+            return token.issuedAt
+        case .expiresAt:
+            return token.expiresAt
+        case .expiresAtMilliseconds:
+            let (milliseconds, overflow) = token.expiresAt.multipliedReportingOverflow(by: 1000)
+            return overflow ? (token.expiresAt > 0 ? .max : .min) : milliseconds
+        case .secondsLeft:
+            let (difference, overflow) = token.expiresAt.subtractingReportingOverflow(now)
+            if overflow { return token.expiresAt > now ? .max : 0 }
+            return max(0, difference)
+        case .refreshAfter:
+            let (start, overflow) = token.expiresAt.subtractingReportingOverflow(refreshBefore)
+            return max(token.issuedAt, overflow ? .min : start)
+        }
+    }
+
+    // MARK: - The context object, written as `JSON.serialize(.object(context.jsonObject))` would, without building it
+
+    private static func contextByteCount(_ context: TokenContext) -> Int {
+        switch context {
+        case .tasks(let list):
+            // {"taskIds":[…]}: 14 bytes around the list, each ID quoted, commas between.
+            return 14 + list.ids.reduce(0) { $0 + $1.rawValue.utf8.count + 2 } + list.ids.count - 1
+        case .trustedDeliveryVehicle(let vehicle, let task):
+            // {"deliveryVehicleId":"…","taskId":"…"}
+            return 36 + vehicle.rawValue.utf8.count + task.rawValue.utf8.count
+        default:
+            // {"name":"id"}, or {} for the whole-fleet types.
+            guard let name = context.parameterName, let id = context.id else { return 2 }
+            return 7 + name.utf8.count + id.rawValue.utf8.count
+        }
+    }
+
+    private static func writeContext(_ context: TokenContext, to sink: (UnsafeRawBufferPointer) -> Void) {
+        // Names are the API's fixed spellings and IDs are `ContextID`s (A-Z a-z 0-9 - _ . ~ @ + =, or `*` for a
+        // trusted driver's every task): nothing here needs escaping.
+        switch context {
+        case .tasks(let list):
+            writeASCII(#"{"taskIds":["#, to: sink)
+            for (offset, id) in list.ids.enumerated() {
+                if offset > 0 { writeASCII(",", to: sink) }
+                writeString(id.rawValue, to: sink)
+            }
+            writeASCII("]}", to: sink)
+        case .trustedDeliveryVehicle(let vehicle, let task):
+            writeASCII(#"{"deliveryVehicleId":"#, to: sink)
+            writeString(vehicle.rawValue, to: sink)
+            writeASCII(#","taskId":"#, to: sink)
+            writeString(task.rawValue, to: sink)
+            writeASCII("}", to: sink)
+        default:
+            guard let name = context.parameterName, let id = context.id else { return writeASCII("{}", to: sink) }
+            writeASCII("{", to: sink)
+            writeString(name, to: sink)
+            writeASCII(":", to: sink)
+            writeString(id.rawValue, to: sink)
+            writeASCII("}", to: sink)
+        }
+    }
+
+    // MARK: - Bytes
+
+    /// `"text"`, for text that needs no escaping.
+    private static func writeString(_ text: String, to sink: (UnsafeRawBufferPointer) -> Void) {
+        writeASCII("\"", to: sink)
+        var text = text
+        text.withUTF8 { sink(UnsafeRawBufferPointer($0)) }
+        writeASCII("\"", to: sink)
+    }
+
+    private static func writeASCII(_ text: StaticString, to sink: (UnsafeRawBufferPointer) -> Void) {
+        sink(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     private static func decimalDigits(_ value: Int64) -> Int {
-        var count = 1
-        var rest = value
+        var count = value < 0 ? 2 : 1
+        var rest = value.magnitude
         while rest >= 10 {
             rest /= 10
             count += 1
@@ -155,16 +235,20 @@ public struct RenderedTokenBody: TokenResponseBody {
         return count
     }
 
-    // Non-negative values only (seconds left never are negative); no String allocated.
-    private static func withDecimal(_ value: Int64, _ sink: (UnsafeRawBufferPointer) -> Void) {
+    // No String allocated.
+    private static func writeDecimal(_ value: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var start = digits.count
-            var rest = value
+            var rest = value.magnitude
             repeat {
                 start -= 1
                 digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
                 rest /= 10
             } while rest > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
             sink(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[start...])))
         }
     }

@@ -2,14 +2,14 @@ public import Logging
 public import TokenGateCore
 
 extension TokenService {
-    /// A service whose token responses are TokenGate's JSON body (``RenderedTokenBody``).
+    /// A service whose token responses are TokenGate's JSON body (``TokenBodyFormat``).
     public convenience init(
         generation: GatewayGeneration, audit: AuditLog? = nil, sharedState: SharedState? = nil, clock: TokenGateClock = .system,
         logger: Logger
     ) {
         self.init(
             generation: generation,
-            render: { RenderedTokenBody(token: $0, context: $1, provider: $2) },
+            formatter: { TokenBodyFormat(provider: $0) },
             audit: audit,
             sharedState: sharedState,
             clock: clock,

@@ -50,7 +50,7 @@ import Testing
         let generation = try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory.appendingPathComponent("config.yaml").path, environment: [:]))
         service = TokenService(
-            generation: generation, render: { token, _, _ in FixedBody(bytes: Array(token.compact.utf8)) }, clock: clock.clock,
+            generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.clock,
             logger: logs.logger)
     }
 
@@ -117,9 +117,11 @@ import Testing
     }
 }
 
-/// A pre-rendered body that is just bytes.
-struct FixedBody: TokenResponseBody {
-    let bytes: [UInt8]
-    func byteCount(now: Int64) -> Int { bytes.count }
-    func write(now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) { bytes.withUnsafeBytes(sink) }
+/// A body that is just the token.
+struct TokenOnlyFormat: TokenResponseFormat {
+    func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int { token.compact.utf8.count }
+    func write(_ token: DeliveredToken, context: TokenContext, now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
+        var compact = token.compact
+        compact.withUTF8 { sink(UnsafeRawBufferPointer($0)) }
+    }
 }

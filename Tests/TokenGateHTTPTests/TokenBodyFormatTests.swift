@@ -3,7 +3,7 @@ import Testing
 import TokenGateCore
 import TokenGateHTTP
 
-@Suite struct RenderedTokenBodyTests {
+@Suite struct TokenBodyFormatTests {
     static let token = DeliveredToken(compact: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln-_", issuedAt: 1_700_000_000, expiresAt: 1_700_003_600)
 
     static func provider(response: String? = nil) throws -> ProviderSettings {
@@ -20,20 +20,18 @@ import TokenGateHTTP
         return try #require(configuration.providers.first?.value)
     }
 
-    /// The body as the gateway built it per request before bodies were rendered once: a JSON object, serialized.
+    /// The body as the gateway first built it per request: a JSON object, serialized.
     static func reference(_ token: DeliveredToken, _ context: TokenContext, _ provider: ProviderSettings, now: Int64) -> [UInt8] {
         var body = JSONObject()
         if let mapping = provider.response {
             body[mapping.tokenKey] = .string(token.compact)
             body[mapping.expiryKey] = .integer(mapping.expiryFormat.value(expiresAt: token.expiresAt, now: now))
         }
-        var contextObject = JSONObject()
-        if let name = context.parameterName, let id = context.id { contextObject[name] = .string(id.rawValue) }
         let standard: [(String, JSONValue)] = [
             ("token", .string(token.compact)),
             ("tokenType", .string(context.tokenType.rawValue)),
             ("providerId", .string(provider.id.rawValue)),
-            ("context", .object(contextObject)),
+            ("context", .object(context.jsonObject)),
             ("issuedAt", .integer(token.issuedAt)),
             ("expiresAt", .integer(token.expiresAt)),
             ("expiresIn", .integer(max(0, token.expiresAt - now))),
@@ -52,14 +50,13 @@ import TokenGateHTTP
     ])
     func rendersTheSameBytesAsSerializingTheResponseObject(response: String?) throws {
         let provider = try Self.provider(response: response)
-        let contexts: [TokenContext] = [.trip(try #require(ContextID("trip-1"))), .fleet]
-        for context in contexts {
-            let body = RenderedTokenBody(token: Self.token, context: context, provider: provider)
+        let format = TokenBodyFormat(provider: provider)
+        for context in try Self.everyKindOfContext() {
             // Fresh, nine seconds left, and past expiry (0, never negative).
             for now in [Self.token.issuedAt, Self.token.expiresAt - 9, Self.token.expiresAt + 50] {
                 let expected = Self.reference(Self.token, context, provider, now: now)
-                #expect(body.bytes(now: now) == expected, "\(String(decoding: expected, as: UTF8.self))")
-                #expect(body.byteCount(now: now) == expected.count)
+                #expect(format.bytes(of: Self.token, context: context, now: now) == expected, "\(String(decoding: expected, as: UTF8.self))")
+                #expect(format.byteCount(of: Self.token, context: context, now: now) == expected.count)
             }
         }
     }
@@ -67,7 +64,33 @@ import TokenGateHTTP
     @Test func escapesATokenThatIsNotPlainText() throws {
         let provider = try Self.provider()
         let token = DeliveredToken(compact: "a\"b\\c\nd", issuedAt: 10, expiresAt: 20)
-        let body = RenderedTokenBody(token: token, context: .fleet, provider: provider)
-        #expect(body.bytes(now: 15) == Self.reference(token, .fleet, provider, now: 15))
+        let format = TokenBodyFormat(provider: provider)
+        #expect(!token.isJSONSafe)
+        #expect(format.bytes(of: token, context: .fleet, now: 15) == Self.reference(token, .fleet, provider, now: 15))
+        #expect(format.byteCount(of: token, context: .fleet, now: 15) == Self.reference(token, .fleet, provider, now: 15).count)
+    }
+
+    @Test func aHostileExpiryDoesNotTrap() throws {
+        let provider = try Self.provider(response: "{ tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }")
+        let format = TokenBodyFormat(provider: provider)
+        for (issuedAt, expiresAt) in [(Int64.min, Int64.max), (Int64.max, Int64.min), (0, Int64.max / 999)] {
+            let token = DeliveredToken(compact: "a.b.c", issuedAt: issuedAt, expiresAt: expiresAt)
+            let bytes = format.bytes(of: token, context: .fleet, now: 1_700_000_000)
+            #expect(bytes.count == format.byteCount(of: token, context: .fleet, now: 1_700_000_000))
+            #expect(try JSON.parse(bytes).objectValue?["jwt"] == .string("a.b.c"))
+        }
+    }
+
+    /// One context of every shape a body can carry: one ID, a vehicle and its task (or every task), a task list,
+    /// none.
+    static func everyKindOfContext() throws -> [TokenContext] {
+        let id = { (raw: String) throws -> ContextID in try #require(ContextID(raw)) }
+        return [
+            .trip(try id("trip-1")), .vehicle(try id("v_2")), .deliveryVehicle(try id("dv.3")),
+            .trustedDeliveryVehicle(try id("dv-4"), task: .one(try id("task~5"))), .trustedDeliveryVehicle(try id("dv-4"), task: .all),
+            .tracking(try id("track@6")), .task(try id("t+7=")),
+            .tasks(try TaskIDList([try id("a"), try id("b-2"), try id("c")])), .tasks(try TaskIDList([try id("only")])),
+            .fleetReader, .deliveryFleetReader, .fleet,
+        ]
     }
 }

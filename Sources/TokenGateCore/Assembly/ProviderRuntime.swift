@@ -15,7 +15,7 @@ public final class ProviderRuntime: Sendable {
     let keys: ProviderKeys
     let authenticator: CallerAuthenticator
     let authorizer: ProviderAuthorizer
-    let cache: TokenCache<TokenCacheKey, CachedToken>
+    let cache: TokenCache<TokenContext, DeliveredToken>
     let limiters: ProviderLimiters
     /// With shared state: the limits at this replica's share, applied while the store is unreachable.
     let fallbackLimiters: ProviderLimiters?
@@ -31,7 +31,7 @@ public final class ProviderRuntime: Sendable {
         keys: ProviderKeys,
         authenticator: CallerAuthenticator,
         authorizer: ProviderAuthorizer,
-        cache: TokenCache<TokenCacheKey, CachedToken>,
+        cache: TokenCache<TokenContext, DeliveredToken>,
         limiters: ProviderLimiters,
         fallbackLimiters: ProviderLimiters?,
         metrics: ProviderMetrics,

@@ -8,7 +8,7 @@ import Synchronization
 /// requests for one key share a single fetch and its value or error. Errors are never cached.
 ///
 /// ```swift
-/// let cache = TokenCache<TokenCacheKey, IssuedToken>(policy: TokenCachePolicy())
+/// let cache = TokenCache<TokenContext, DeliveredToken>(policy: TokenCachePolicy())
 /// let (token, outcome) = try await cache.value(for: key) { try await backend.issue(request) }
 /// ```
 ///

@@ -41,8 +41,16 @@ public struct TokenGrant: Sendable {
     public var provider: ProviderSettings
     /// How the cache produced it.
     public var outcome: TokenCacheOutcome
-    /// The response body, rendered when the token entered the cache.
-    public var body: any TokenResponseBody
+    /// How the provider's response body is written.
+    public var format: any TokenResponseFormat
+
+    /// The response body's length in bytes at `now` (epoch seconds).
+    public func bodyByteCount(now: Int64) -> Int { format.byteCount(of: token, context: context, now: now) }
+
+    /// Hands the response body at `now` (epoch seconds) to `sink` in contiguous pieces, in order.
+    public func writeBody(now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
+        format.write(token, context: context, now: now, to: sink)
+    }
 
     /// When a client should start fetching a fresh one: `refreshBefore` ahead of expiry.
     public var refreshAfter: Int64 { Self.refreshAfter(token, provider: provider) }

@@ -12,8 +12,19 @@ import Synchronization
 /// rate limits; the rate limits before the cache; the backend and the OpenSSL verification only on a cache miss. A
 /// cache hit does no signing and no signature check: the token was verified when it entered the cache.
 public final class TokenService: Sendable {
-    private let current: Mutex<GatewayGeneration>
-    private let render: TokenBodyRenderer
+    /// What requests are served from: a generation and its providers' response formats, swapped together.
+    private struct Serving: Sendable {
+        let generation: GatewayGeneration
+        let formats: [ProviderID: any TokenResponseFormat]
+
+        init(_ generation: GatewayGeneration, formatter: TokenResponseFormatter) {
+            self.generation = generation
+            self.formats = generation.providers.mapValues { formatter($0.settings) }
+        }
+    }
+
+    private let current: Mutex<Serving>
+    private let formatter: TokenResponseFormatter
     private let clock: TokenGateClock
     private let logger: Logger
     private let denials: DenialLog
@@ -24,14 +35,14 @@ public final class TokenService: Sendable {
     /// The store replicas share tokens, limits and ended contexts in (`sharedState:`), or nil for one process.
     public let sharedState: SharedState?
 
-    /// Serves `generation`; `render` makes each token's response body once, when the token enters the cache.
+    /// Serves `generation`; `formatter` makes each provider's response format once per generation.
     public init(
-        generation: GatewayGeneration, render: @escaping TokenBodyRenderer, audit: AuditLog? = nil, sharedState: SharedState? = nil,
-        clock: TokenGateClock = .system, logger: Logger
+        generation: GatewayGeneration, formatter: @escaping TokenResponseFormatter, audit: AuditLog? = nil,
+        sharedState: SharedState? = nil, clock: TokenGateClock = .system, logger: Logger
     ) {
         self.sharedState = sharedState
-        self.current = Mutex(generation)
-        self.render = render
+        self.current = Mutex(Serving(generation, formatter: formatter))
+        self.formatter = formatter
         self.audit = audit ?? .disabled(logger: logger)
         self.clock = clock
         self.logger = logger
@@ -41,11 +52,12 @@ public final class TokenService: Sendable {
     }
 
     /// The generation requests are served from now.
-    public var generation: GatewayGeneration { current.withLock { $0 } }
+    public var generation: GatewayGeneration { current.withLock { $0.generation } }
 
     /// Swaps in `next`; requests already running finish on the generation they read.
     public func install(_ next: GatewayGeneration) {
-        current.withLock { $0 = next }
+        let serving = Serving(next, formatter: formatter)
+        current.withLock { $0 = serving }
         next.metrics.recordGeneration(next.number)
     }
 
@@ -59,9 +71,9 @@ public final class TokenService: Sendable {
 
     /// A verified token for `query`, or a `TokenGateError` with a stable code. Denials are logged in aggregate.
     public func token(for query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
-        let generation = self.generation
+        let serving = current.withLock { $0 }
         do {
-            return try await grant(query, in: generation)
+            return try await grant(query, in: serving)
         } catch {
             recordDenial(error, providerID: query.providerID, tokenType: query.tokenType, peer: query.peer, requestID: query.requestID)
             throw error
@@ -86,8 +98,9 @@ public final class TokenService: Sendable {
             error, provider: runtime?.id, sent: sent, type: type?.rawValue ?? Sanitized.quote(tokenType), peer: peer, requestID: requestID)
     }
 
-    private func grant(_ query: TokenQuery, in generation: GatewayGeneration) async throws(TokenGateError) -> TokenGrant {
-        guard let id = ProviderID(query.providerID), let runtime = generation.providers[id] else {
+    private func grant(_ query: TokenQuery, in serving: Serving) async throws(TokenGateError) -> TokenGrant {
+        let generation = serving.generation
+        guard let id = ProviderID(query.providerID), let runtime = generation.providers[id], let format = serving.formats[id] else {
             throw TokenGateError(.unknownProvider, "no provider with that ID")
         }
         guard let type = TokenType(rawValue: query.tokenType) else {
@@ -115,24 +128,20 @@ public final class TokenService: Sendable {
         } else {
             try runtime.limiters.check(provider: id, caller: caller, context: context, metrics: runtime.metrics)
         }
-        let key = TokenCacheKey(provider: id, context: context)
         do {
             // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
             let requestID = query.requestID
-            let (cached, outcome) = try await runtime.cache.value(for: key) { [self] in
-                let token: DeliveredToken
+            let (token, outcome) = try await runtime.cache.value(for: context) { [self] in
                 if let sharedState {
-                    token = try await sharedState.token(
-                        for: key, refreshBefore: Self.refreshBeforeSeconds(runtime.settings.cache),
+                    return try await sharedState.token(
+                        for: TokenCacheKey(provider: id, context: context), refreshBefore: Self.refreshBeforeSeconds(runtime.settings.cache),
                         adopt: { self.adopt($0, for: context, at: runtime) },
                         mint: { try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID) })
-                } else {
-                    token = try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
                 }
-                return CachedToken(token: token, body: render(token, context, runtime.settings))
+                return try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
             }
             runtime.metrics.recordServed(type, outcome)
-            return TokenGrant(token: cached.token, context: context, provider: runtime.settings, outcome: outcome, body: cached.body)
+            return TokenGrant(token: token, context: context, provider: runtime.settings, outcome: outcome, format: format)
         } catch let error as TokenGateError {
             throw error
         } catch is CancellationError {
@@ -281,8 +290,8 @@ public final class TokenService: Sendable {
     func applyEnd(_ key: EndedContexts.Key, until: Int64, now: Int64) -> Int {
         endedContexts.end(key, until: until, now: now)
         // Ended first, evicted second: a request between the two is refused before it reaches the cache.
-        return generation.providers[key.provider]?.cache.removeValues { cacheKey in
-            guard let id = cacheKey.context.id, let kind = EndedContexts.Key.kind(of: cacheKey.context.tokenType) else {
+        return generation.providers[key.provider]?.cache.removeValues { context in
+            guard let id = context.id, let kind = EndedContexts.Key.kind(of: context.tokenType) else {
                 return false
             }
             return kind == key.kind && id == key.id

@@ -16,6 +16,8 @@ let package = Package(
     dependencies: [
         .package(name: "TokenGate", path: "../"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // Already in the root package's graph (same requirement); bare-nio needs nothing else.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // MallocInterposer only: the default RuntimeInterposer trait pulls swift-runtime-interposer, which offline
         // builds cannot resolve.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
@@ -36,6 +38,18 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ],
             path: "Sources/bare-route",
+            swiftSettings: upcomingFeatures
+        ),
+        // load/run.sh's second yardstick: SwiftNIO's HTTP/1 pipeline on one event loop answering every request with a
+        // fixed body, no framework, no routing. What Hummingbird costs over it is the bare route's share.
+        .executableTarget(
+            name: "bare-nio",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Sources/bare-nio",
             swiftSettings: upcomingFeatures
         ),
         // package-benchmark suite: RS256Sign, ES256Verify, …; thresholds in Thresholds/.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers shared by the load benchmarks (run.sh, scale-out.sh); sourced, never run. They read $WORK (the
 # run's scratch directory) and $ROUNDS.
 
@@ -51,8 +52,14 @@ median() {
 }
 # rounds PATH: each round's requests/s, for the record.
 rounds() {
-    local round out=()
-    for ((round = 1; round <= ROUNDS; round++)); do out+=("$(calc "$(wrk_field "$1.$round" rps)" .0f)"); done
+    local round figures=()
+    for ((round = 1; round <= ROUNDS; round++)); do figures+=("$(calc "$(wrk_field "$1.$round" rps)" .0f)"); done
     local IFS=/
-    echo "${out[*]}"
+    echo "${figures[*]}"
+}
+
+# free_port: a loopback port that was free a moment ago, for servers that cannot bind port 0 and report theirs
+# (nginx); the caller retries with another when something takes it in between.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }

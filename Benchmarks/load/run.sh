@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Load benchmark: the gateway's cached-token path against a bare Hummingbird route returning a body of the same
-# size, both loaded with wrk on 127.0.0.1 in the same run, and the denial paths (401, 429) next to them; then the
-# cost of a cold mint (next to one RSA-2048 signature from `openssl speed`) and the resident memory of 100,000
-# cached trip contexts.
+# Load benchmark: the gateway's cached-token path against what serving the same body costs without the gateway,
+# all loaded with wrk on 127.0.0.1 in the same run: nginx serving it as a static file (the limit), a bare SwiftNIO
+# server and a bare Hummingbird route; the denial paths (401, 429) next to them; the cost of a cold mint (next to
+# one RSA-2048 signature from `openssl speed`); the resident memory of 100,000 cached trip contexts and the cached
+# path with them all in the cache; then Benchmarks/connections.sh (10,000 connections) on the same binary.
 #
 # Usage: Benchmarks/load/run.sh
 # Environment (all optional):
-#   DURATION=10s      each cached-path wrk run
-#   ROUNDS=3          interleaved rounds of the three cached-path runs (the report gives medians)
-#   CONNECTIONS=32    wrk connections (one wrk thread)
-#   COLD_DURATION=5s  the cold-mint run (every request a new trip)
-#   CONTEXTS=100000   distinct trips cached for the memory measurement (0 skips it)
-#   PIN=auto          auto: on 2+ cores, servers and openssl on core 0, wrk on core 1; off: no pinning
-#   LOG_LEVEL=info    the gateway's --log-level (a served token logs nothing)
-#   SKIP_BUILD=1      use the existing release builds
+#   DURATION=10s         each cached-path wrk run
+#   ROUNDS=3             interleaved rounds of each phase's runs (the report gives medians)
+#   CONNECTIONS=32       wrk connections (one wrk thread)
+#   COLD_DURATION=5s     the cold-mint run (every request a new trip)
+#   CONTEXTS=100000      distinct trips cached for the memory measurement and the full-cache phase (0 skips both)
+#   PIN=auto             auto: on 2+ cores, servers and openssl on core 0, wrk on core 1; off: no pinning
+#   LOG_LEVEL=info       the gateway's --log-level (a served token logs nothing)
+#   SKIP_BUILD=1         build only the release binaries that are missing
+#   TOKENGATE=PATH       the gateway binary to measure (never built then)
+#   CONNECTIONS_RUN=1    0 skips the connections.sh run
+#   CONN_COUNT=10000     its concurrent connections
+#   CONN_DURATION=...    its loaded phase (default: DURATION)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -23,6 +28,9 @@ CONNECTIONS="${CONNECTIONS:-32}"
 COLD_DURATION="${COLD_DURATION:-5s}"
 CONTEXTS="${CONTEXTS:-100000}"
 PIN="${PIN:-auto}"
+CONNECTIONS_RUN="${CONNECTIONS_RUN:-1}"
+CONN_COUNT="${CONN_COUNT:-10000}"
+CONN_DURATION="${CONN_DURATION:-$DURATION}"
 HOST=127.0.0.1
 PROVIDER=load-fleet
 
@@ -30,21 +38,40 @@ PROVIDER=load-fleet
 
 # --- 1. Tools and release builds ----------------------------------------------------------------------------
 need wrk wrk
+# nginx lives in /usr/sbin, which a user's PATH may lack.
+PATH="$PATH:/usr/sbin"
+need nginx-light nginx
 for tool in curl python3 openssl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
 python3 -c 'import cryptography' 2>/dev/null || die "python3 needs the cryptography package (pip install cryptography)"
-
-cd "$ROOT"
-if [[ -z "${SKIP_BUILD:-}" ]]; then
-    log "building release binaries (this takes a while the first time)"
-    swift build -c release --product tokengate >&2
-    swift build -c release --package-path Benchmarks --product bare-route >&2
+if [[ $CONNECTIONS_RUN != 0 ]]; then
+    [[ -x $ROOT/Benchmarks/connections.sh ]] || die "Benchmarks/connections.sh is missing"
+    command -v setsid >/dev/null || die "setsid is missing (util-linux); or skip the connections run: CONNECTIONS_RUN=0"
 fi
-TOKENGATE="$(swift build -c release --show-bin-path)/tokengate"
-BARE_ROUTE="$(swift build -c release --package-path Benchmarks --show-bin-path)/bare-route"
-[[ -x $TOKENGATE && -x $BARE_ROUTE ]] || die "release binaries missing; run without SKIP_BUILD"
+
+# Absolute, before the cd below: connections.sh gets the same binary.
+if [[ -n ${TOKENGATE:-} ]]; then
+    [[ -x $TOKENGATE && -f $TOKENGATE ]] || die "TOKENGATE=$TOKENGATE is not an executable file"
+    TOKENGATE="$(realpath "$TOKENGATE")"
+fi
+cd "$ROOT"
+# release_binary PACKAGE_DIR PRODUCT: the path of PRODUCT's release build, built first unless SKIP_BUILD is set and
+# it exists (a missing one is built even then: the run cannot do without it).
+release_binary() {
+    local bin
+    bin="$(swift build -c release --package-path "$1" --show-bin-path)/$2" || die "swift build failed to give $1's bin path"
+    if [[ -z ${SKIP_BUILD:-} || ! -x $bin ]]; then
+        log "building $2 (release; a while the first time)"
+        swift build -c release --package-path "$1" --product "$2" >&2 || die "could not build $2"
+    fi
+    [[ -x $bin ]] || die "$bin missing after the build"
+    echo "$bin"
+}
+[[ -n ${TOKENGATE:-} ]] || TOKENGATE="$(release_binary . tokengate)"
+BARE_ROUTE="$(release_binary Benchmarks bare-route)"
+BARE_NIO="$(release_binary Benchmarks bare-nio)"
 
 # Two cores or more: the servers (and openssl speed) share core 0, wrk gets core 1, so the load generator does not
-# steal the server's CPU. Both servers get the same pinning, so their ratio stays fair.
+# steal the server's CPU. Every server gets the same pinning, so their ratios stay fair.
 SERVER_PIN=() CLIENT_PIN=() PINNING="none"
 if [[ $PIN == auto ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
     SERVER_PIN=(taskset -c 0) CLIENT_PIN=(taskset -c 1) PINNING="servers and openssl on core 0, wrk on core 1"
@@ -52,13 +79,19 @@ fi
 
 # --- 2. Configuration, keys and credentials ------------------------------------------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/tokengate-load.XXXXXX")"
-PIDS=() WRK_PID=""
-cleanup() {
+PIDS=() WRK_PID="" CONN_PID=""
+stop_servers() {
     local pid
-    # wrk runs in the background and the script waits for it, so a signal lands here at once, not after the run.
-    if [[ -n $WRK_PID ]]; then kill "$WRK_PID" 2>/dev/null || true; fi
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    PIDS=()
+}
+cleanup() {
+    # wrk and connections.sh run in the background and the script waits for them, so a signal lands here at once,
+    # not after the run. connections.sh leads a process group of its own: its server, wrk and Python go with it.
+    if [[ -n $WRK_PID ]]; then kill "$WRK_PID" 2>/dev/null || true; fi
+    if [[ -n $CONN_PID ]]; then kill -- "-$CONN_PID" 2>/dev/null || true; wait "$CONN_PID" 2>/dev/null || true; fi
+    stop_servers
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -200,14 +233,94 @@ RSS_IDLE_KB="$(rss_kb "$GATEWAY_PID")"
 
 start bare-route "$WORK/bare.out" "${SERVER_PIN[@]}" "$BARE_ROUTE" --port 0 --size "$BODY_BYTES"
 BARE_PID=$PID BARE="http://$HOST:$PORT"
+start bare-nio "$WORK/nio.out" "${SERVER_PIN[@]}" "$BARE_NIO" --port 0 --size "$BODY_BYTES"
+NIO_PID=$PID NIO="http://$HOST:$PORT"
 
-# --- 4. Cached path against the bare route -------------------------------------------------------------------
+# nginx: the limit, the gateway's very body as a static file. One process (master_process off), so its CPU time is
+# in one /proc/PID/stat; keep-alive connections live as long as wrk's; the headers trimmed to about the bare route's
+# (no Last-Modified, ETag or Accept-Ranges; Cache-Control as the gateway); the open file kept open, as a tuned
+# static server would. It cannot bind port 0: it gets a port free a moment ago, and another if that one was taken.
+mkdir -p "$WORK/nginx/root"
+cp "$WORK/body.json" "$WORK/nginx/root/body.json"
+start_nginx() {
+    local attempt tries
+    for ((attempt = 1; attempt <= 5; attempt++)); do
+        PORT="$(free_port)"
+        rm -f "$WORK/nginx/nginx.pid"
+        cat >"$WORK/nginx/nginx.conf" <<EOF
+# Generated by Benchmarks/load/run.sh.
+daemon off;
+master_process off;
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    server_tokens off;
+    etag off;
+    keepalive_requests 1000000;
+    keepalive_timeout 5m;
+    open_file_cache max=16 inactive=1h;
+    open_file_cache_valid 1h;
+    client_body_temp_path $WORK/nginx/body;
+    proxy_temp_path $WORK/nginx/proxy;
+    fastcgi_temp_path $WORK/nginx/fastcgi;
+    uwsgi_temp_path $WORK/nginx/uwsgi;
+    scgi_temp_path $WORK/nginx/scgi;
+    server {
+        listen $HOST:$PORT;
+        root $WORK/nginx/root;
+        location / {
+            default_type application/json;
+            add_header Cache-Control no-store;
+            add_header Last-Modified "";
+            max_ranges 0;
+            try_files /body.json =404;
+        }
+    }
+}
+EOF
+        "${SERVER_PIN[@]}" nginx -p "$WORK/nginx/" -c "$WORK/nginx/nginx.conf" >"$WORK/nginx/out" 2>&1 &
+        PID=$!
+        PIDS+=("$PID")
+        # nginx writes its pid file once it has bound the port; a bind failure takes it ~2.5 s of retries to exit.
+        for ((tries = 0; tries < 100; tries++)); do
+            [[ $(cat "$WORK/nginx/nginx.pid" 2>/dev/null) == "$PID" ]] && kill -0 "$PID" 2>/dev/null && return 0
+            kill -0 "$PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill "$PID" 2>/dev/null || true
+        wait "$PID" 2>/dev/null || true
+        grep -q "Address already in use" "$WORK/nginx/out" "$WORK/nginx/error.log" 2>/dev/null ||
+            { cat "$WORK/nginx/out" "$WORK/nginx/error.log" >&2 2>/dev/null || true; die "nginx did not start"; }
+        log "nginx: port $PORT was taken, trying another"
+    done
+    die "nginx found no free port in 5 tries"
+}
+start_nginx
+NGINX_PID=$PID NGINX="http://$HOST:$PORT"
+
+# --- 4. Cached path against nginx, bare NIO and the bare route -----------------------------------------------
 # Warm: one request each (the jwt caller's first call verifies the session token; every later one is remembered).
-curl -sS --max-time 10 -o /dev/null -f "$BARE$TOKEN_PATH?tripId=trip-1"
 curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
 curl -sS --max-time 10 -o /dev/null -f -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
-BARE_BYTES="$(curl -sS --max-time 10 -o /dev/null -w '%{size_download}' "$BARE$TOKEN_PATH?tripId=trip-1")"
-[[ $BARE_BYTES == "$BODY_BYTES" ]] || die "bare route body is $BARE_BYTES bytes, gateway's $BODY_BYTES"
+# Every yardstick must answer the token path with 200 and a body of the gateway's size; the header bytes differ a
+# little (nginx names itself and says keep-alive), so the report gives each server's whole response.
+# response_bytes NAME URL [CURL ARGS...]: the response's header + body bytes; dies unless 200 with BODY_BYTES.
+response_bytes() {
+    local name=$1 url=$2 sizes code body header
+    shift 2
+    sizes="$(curl -sS --max-time 10 -o /dev/null -w '%{http_code} %{size_download} %{size_header}' "$@" "$url")" ||
+        die "$name did not answer $url"
+    read -r code body header <<<"$sizes"
+    [[ $code == 200 && $body == "$BODY_BYTES" ]] || die "$name answered $code with $body body bytes, the gateway $BODY_BYTES"
+    echo $((header + body))
+}
+RESPONSE_GATEWAY="$(response_bytes gateway "$GATEWAY$TOKEN_PATH?tripId=trip-1" -H "$API_AUTH")"
+RESPONSE_BARE="$(response_bytes bare-route "$BARE$TOKEN_PATH?tripId=trip-1")"
+RESPONSE_NIO="$(response_bytes bare-nio "$NIO$TOKEN_PATH?tripId=trip-1")"
+RESPONSE_NGINX="$(response_bytes nginx "$NGINX$TOKEN_PATH?tripId=trip-1")"
 
 # run_wrk NAME SERVER_PID ARGS...: runs wrk (bounded by its own -d plus a timeout), keeps its output in
 # $WORK/NAME.wrk and the server's CPU time during the run, in microseconds, in $WORK/NAME.cpu. On a shared machine
@@ -253,9 +366,11 @@ curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tri
 
 # Rounds interleave the paths, so a burst of other work on a shared machine hits all of them alike; the report
 # takes each figure's median over the rounds.
-log "cached path and denials: $ROUNDS rounds of bare route, api-key, jwt, 401, 429 ($DURATION each, $CONNECTIONS connections)"
+log "cached path and denials: $ROUNDS rounds of nginx, bare NIO, bare route, api-key, jwt, 401, 429, flood 429 ($DURATION each, $CONNECTIONS connections)"
 LOAD_AVG_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= ROUNDS; round++)); do
+    run_wrk "nginx.$round" "$NGINX_PID" -d"$DURATION" "$NGINX$TOKEN_PATH?tripId=trip-1"
+    run_wrk "nio.$round" "$NIO_PID" -d"$DURATION" "$NIO$TOKEN_PATH?tripId=trip-1"
     run_wrk "bare.$round" "$BARE_PID" -d"$DURATION" "$BARE$TOKEN_PATH?tripId=trip-1"
     run_wrk "apikey.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     run_wrk "jwt.$round" "$GATEWAY_PID" -d"$DURATION" -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
@@ -317,40 +432,131 @@ if ((CONTEXTS > 0)); then
     curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=t-1"
 fi
 RSS_AFTER_KB="$(rss_kb "$GATEWAY_PID")"
+
+# --- 7. The cached path with the cache full ------------------------------------------------------------------
+# The same request as in section 4 (trip-1, still cached, the same body size) with CONTEXTS more contexts in the
+# cache, next to the bare route measured in this phase, so a slower machine by now shows in both.
+if ((CONTEXTS > 0)); then
+    log "full cache: $ROUNDS rounds of bare route, api-key ($DURATION each)"
+    for ((round = 1; round <= ROUNDS; round++)); do
+        run_wrk "bare2.$round" "$BARE_PID" -d"$DURATION" "$BARE$TOKEN_PATH?tripId=trip-1"
+        run_wrk "full.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
+    done
+fi
 LOAD_AVG_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# --- 7. Report -----------------------------------------------------------------------------------------------
-# calc EXPRESSION FORMAT: Python arithmetic, formatted.
-BARE_RPS="$(median bare rps)" BARE_CPU="$(median bare cpu)"
-row() { # PATH LABEL
-    local rps cpu
-    rps="$(median "$1" rps)" cpu="$(median "$1" cpu)"
-    printf '| %s | %.0f | %.3f | %.3f | %s | %.1f | %s |\n' "$2" "$rps" "$(median "$1" p50)" "$(median "$1" p99)" \
-        "$(calc "$rps / $BARE_RPS" .2f)" "$cpu" "$(calc "$BARE_CPU / $cpu" .2f)"
+# --- 8. Connections: Benchmarks/connections.sh on the same binary --------------------------------------------
+# Its own gateway, its own configuration; this run's servers stop first so they take neither memory nor CPU from it.
+# It exits non-zero when a count is not zero (listen overflows, socket errors, non-2xx): the report says so, and
+# the run goes on to print it.
+stop_servers
+CONN_STATUS=""
+if [[ $CONNECTIONS_RUN != 0 ]]; then
+    log "connections: $CONN_COUNT connections (Benchmarks/connections.sh, $CONN_DURATION loaded)"
+    BINARY="$TOKENGATE" SKIP_BUILD=1 CONNECTIONS="$CONN_COUNT" DURATION="$CONN_DURATION" \
+        setsid "$ROOT/Benchmarks/connections.sh" >"$WORK/connections.log" 2>&1 &
+    CONN_PID=$!
+    CONN_STATUS=0
+    wait "$CONN_PID" || CONN_STATUS=$?
+    CONN_PID=""
+    cat "$WORK/connections.log" >&2
+fi
+
+# --- 9. Report -----------------------------------------------------------------------------------------------
+NGINX_CPU="$(median nginx cpu)" BARE_CPU="$(median bare cpu)" HIT_CPU="$(median apikey cpu)"
+# row PATH LABEL REFERENCE_CPU...: requests/s, latencies and CPU per request (medians), then for each reference the
+# reference's CPU per request over this path's: the requests/s ratio on a core of its own (0.50: twice the cost).
+row() {
+    local path=$1 label=$2 cpu ratios="" reference
+    shift 2
+    cpu="$(median "$path" cpu)"
+    for reference in "$@"; do ratios+=" $(calc "$reference / $cpu" .2f) |"; done
+    printf '| %s | %.0f | %.3f | %.3f | %.1f |%s\n' "$label" "$(median "$path" rps)" "$(median "$path" p50)" \
+        "$(median "$path" p99)" "$cpu" "$ratios"
 }
+# verdict FIGURE TARGET: "met" when the Python comparison FIGURE TARGET holds (e.g. 0.93 ">= 0.9").
+verdict() { python3 -c "print('met' if $1 $2 else 'not met')"; }
 COLD_RPS="$(wrk_field cold rps)" COLD_CPU="$(per_request cold cpu)"
+
+full_cache_report() {
+    if ((CONTEXTS == 0)); then
+        echo "Full-cache phase skipped (CONTEXTS=0)."
+        return
+    fi
+    local bare2 full increase relative vs_bare
+    bare2="$(median bare2 cpu)" full="$(median full cpu)"
+    increase="$(calc "($full / $HIT_CPU - 1) * 100" +.1f)"
+    relative="$(calc "(($full / $bare2) / ($HIT_CPU / $BARE_CPU) - 1) * 100" +.1f)"
+    vs_bare="$(calc "$bare2 / $full" .2f)"
+    cat <<EOF
+Cached path with the cache full: the api-key caller's trip-1 again, after caching $CONTEXTS more contexts (and the
+cold run's $(wrk_field cold requests)); the bare route measured again in the same rounds. "vs phase 1": the same
+path's CPU per request in the first table over this one's.
+
+| path (full cache) | requests/s | p50 ms | p99 ms | CPU µs/req | CPU vs bare route (this phase) | CPU vs phase 1 |
+|---|---:|---:|---:|---:|---:|---:|
+$(row bare2 "bare Hummingbird route" "$bare2" "$BARE_CPU")
+$(row full "gateway, api-key caller, cached, $CONTEXTS+ contexts" "$bare2" "$HIT_CPU")
+
+| target (CPU per request) | figure | target | verdict |
+|---|---:|---:|---|
+| cached hit, $CONTEXTS+ contexts against 1 context | $increase% ($(calc "$full" .1f) against $(calc "$HIT_CPU" .1f) µs) | at most +5% | $(verdict "$full / $HIT_CPU" "<= 1.05") |
+| the same, each against its phase's bare route | $relative% | | |
+| cached hit, $CONTEXTS+ contexts against the bare route | $vs_bare | at least 0.90 | $(verdict "$vs_bare" ">= 0.9") |
+
+Requests/s per round: bare $(rounds bare2); api-key, full cache $(rounds full).
+EOF
+}
+
+connections_report() {
+    if [[ -z $CONN_STATUS ]]; then
+        echo "Connections run skipped (CONNECTIONS_RUN=0)."
+        return
+    fi
+    local summary
+    # connections.sh's closing lines: requests/s, socket errors and non-2xx when loaded, bytes per idle connection,
+    # listen overflows; or, when it stopped before them, its last words.
+    summary="$(sed -n '/^connections:  /,$p' "$WORK/connections.log")"
+    [[ -n $summary ]] || summary="$(tail -n 5 "$WORK/connections.log")"
+    cat <<EOF
+Connections (\`Benchmarks/connections.sh\`, the same binary, $CONN_COUNT connections, $CONN_DURATION loaded;
+$([[ $CONN_STATUS == 0 ]] && echo "passed: no listen overflow, socket error, non-2xx or failed connection" ||
+        echo "exit status $CONN_STATUS: a count below is not zero, or the run stopped early")):
+
+\`\`\`
+$summary
+\`\`\`
+EOF
+}
 cat <<EOF
 
 ## TokenGate load benchmark ($(date -u +%Y-%m-%dT%H:%MZ))
 
 Machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1); pinning: $PINNING.
 wrk: 1 thread, $CONNECTIONS connections, $ROUNDS interleaved rounds of $DURATION per path (medians below); response body $BODY_BYTES bytes.
-Load average (1/5/15 min): $LOAD_AVG_START at start, $LOAD_AVG_CACHED after the cached runs, $LOAD_AVG_END at the end.
+Load average (1/5/15 min): $LOAD_AVG_START at start, $LOAD_AVG_CACHED after the cached runs, $LOAD_AVG_END after the full-cache runs.
 
-Cached path ("CPU µs/req": the server's user + system CPU time during the run over the requests served; its ratio
-is bare CPU / gateway CPU, what the requests/s ratio would be on a core of its own):
+Cached path, one context cached ("CPU µs/req": the server's user + system CPU time during the run over the requests
+served; each "CPU vs" is the reference's CPU µs/req over the row's, what the requests/s ratio would be on a core of
+its own: 1.00 as cheap, 0.50 twice the cost; "cached hit" is the api-key row):
 
-| path | requests/s | p50 ms | p99 ms | req/s vs bare | CPU µs/req | CPU vs bare |
-|---|---:|---:|---:|---:|---:|---:|
-$(row bare "bare Hummingbird route")
-$(row apikey "gateway, api-key caller, cached")
-$(row jwt "gateway, jwt caller, cached")
-$(row denied401 "gateway, 401 (unknown api key, no failed-auth limit)")
-$(row denied429 "gateway, 429 (caller limit)")
-$(row flood429 "gateway, 429 (failed-auth limit: a flood of bad keys)")
+| path | requests/s | p50 ms | p99 ms | CPU µs/req | CPU vs nginx | CPU vs bare route | CPU vs cached hit |
+|---|---:|---:|---:|---:|---:|---:|---:|
+$(row nginx "nginx, static file (one process)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row nio "bare SwiftNIO server (one event loop)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row bare "bare Hummingbird route" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row apikey "gateway, api-key caller, cached" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row jwt "gateway, jwt caller, cached" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row denied401 "gateway, 401 (unknown api key, no failed-auth limit)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row denied429 "gateway, 429 (caller limit)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row flood429 "gateway, 429 (failed-auth limit: a flood of bad keys)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 
-Requests/s per round: bare $(rounds bare); api-key $(rounds apikey); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
-Log lines the gateway wrote during the whole run: $(cat "$WORK/tokengate.out.err" | wc -l) (denials are logged in aggregate).
+Response bytes, headers and body: nginx $RESPONSE_NGINX, bare NIO $RESPONSE_NIO, bare route $RESPONSE_BARE, gateway $RESPONSE_GATEWAY.
+Requests/s per round: nginx $(rounds nginx); NIO $(rounds nio); bare $(rounds bare); api-key $(rounds apikey); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
+Log lines the gateway wrote during the whole run: $(wc -l <"$WORK/tokengate.out.err") (denials are logged in aggregate).
+Cached hit against the bare route, CPU (target at least 0.90): api-key $(calc "$BARE_CPU / $HIT_CPU" .2f), $(verdict "$BARE_CPU / $HIT_CPU" ">= 0.9"); jwt $(calc "$BARE_CPU / $(median jwt cpu)" .2f), $(verdict "$BARE_CPU / $(median jwt cpu)" ">= 0.9").
+
+$(full_cache_report)
 
 | cold mint (api-key caller, a new trip per request) | figure |
 |---|---:|
@@ -368,4 +574,6 @@ Log lines the gateway wrote during the whole run: $(cat "$WORK/tokengate.out.err
 | before filling (after the runs above) | $(calc "$RSS_BEFORE_KB / 1024" .1f) MiB |
 | with $CONTEXTS more cached contexts | $(calc "$RSS_AFTER_KB / 1024" .1f) MiB |
 | bytes per context | $(calc "($RSS_AFTER_KB - $RSS_BEFORE_KB) * 1024 / max($CONTEXTS, 1)" .0f) |
+
+$(connections_report)
 EOF

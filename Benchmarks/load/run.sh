@@ -330,12 +330,17 @@ run_wrk() {
     local name=$1 server=$2 before
     shift 2
     if [[ -n ${EXPECT_STATUS:-} ]]; then set -- -s "$WORK/status.lua" "$@"; fi
+    [[ -r /proc/$server/stat ]] || die "$name: the server (pid $server) is no longer running"
     before="$(cpu_ticks "$server")"
     timeout 900 "${CLIENT_PIN[@]}" wrk -t1 -c"$CONNECTIONS" --latency --timeout 10s "$@" >"$WORK/$name.wrk" &
     WRK_PID=$!
     wait "$WRK_PID" || die "$name: wrk failed"
     WRK_PID=""
+    [[ -r /proc/$server/stat ]] || die "$name: the server (pid $server) exited during the run"
     echo "$(( ($(cpu_ticks "$server") - before) * 1000000 / CLK_TCK ))" >"$WORK/$name.cpu"
+    # No response at all leaves nothing to divide by: a stalled server, or its core taken by other work.
+    [[ $(wrk_field "$name" requests) =~ ^[1-9] ]] || { cat "$WORK/$name.wrk" >&2;
+        die "$name: not one response in the run (load average $(cut -d' ' -f1-3 /proc/loadavg))"; }
     if [[ -n ${EXPECT_STATUS:-} ]]; then
         [[ ! -e $UNEXPECTED_STATUS ]] || die "$name: a response other than $EXPECT_STATUS"
     elif grep -q "Non-2xx" "$WORK/$name.wrk"; then

@@ -8,7 +8,7 @@
 # Environment (all optional):
 #   CONNECTIONS=10000  concurrent connections
 #   DURATION=10s       the wrk phase
-#   LISTEN_BACKLOG=N   server.listenBacklog (default: the server's default)
+#   LISTEN_BACKLOG=N   server.listenBacklog (default: the server's default, as long as net.core.somaxconn allows)
 #   BINARY=PATH        the tokengate binary (default: the release build, built unless SKIP_BUILD=1)
 set -euo pipefail
 
@@ -35,12 +35,26 @@ if [[ -z "${BINARY:-}" ]]; then
 fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/tokengate-connections.XXXXXX")"
-SERVER_PID=""
+SERVER_PID="" SOMAXCONN_BEFORE=""
 cleanup() {
     if [[ -n $SERVER_PID ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+    if [[ -n $SOMAXCONN_BEFORE ]]; then echo "$SOMAXCONN_BEFORE" >/proc/sys/net/core/somaxconn || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+
+# Phase 2 opens every connection in the same instant, more than Linux's default listen-queue cap (somaxconn, 4096)
+# holds while the server accepts. The gateway asks for the longest queue the kernel allows (listenBacklog defaults
+# to 65535), so the kernel's cap decides: raised for this run where allowed (root), put back afterwards.
+SOMAXCONN="$(cat /proc/sys/net/core/somaxconn)"
+if ((SOMAXCONN < CONNECTIONS)); then
+    if [[ $(id -u) -eq 0 ]] && echo "$CONNECTIONS" >/proc/sys/net/core/somaxconn 2>/dev/null; then
+        SOMAXCONN_BEFORE="$SOMAXCONN"
+        log "net.core.somaxconn raised from $SOMAXCONN to $CONNECTIONS for this run"
+    else
+        log "net.core.somaxconn is $SOMAXCONN, below $CONNECTIONS: phase 2 may count listen overflows (as root: sysctl -w net.core.somaxconn=$CONNECTIONS)"
+    fi
+fi
 
 API_KEY="tg_conn_$(openssl rand -hex 16)"
 cat >"$WORK/config.yaml" <<EOF

@@ -28,7 +28,7 @@ import TokenGateCore
     @Test func serverSettingsHaveDefaults() throws {
         let server = try parse(Self.provider).server
         #expect(server.maxConnections == 10_000)
-        #expect(server.listenBacklog == 4096)
+        #expect(server.listenBacklog == 65535)
         #expect(server.idleTimeout == .seconds(60))
         #expect(server.readTimeout == .seconds(10))
     }

@@ -38,8 +38,9 @@ public struct ServerSettings: Sendable, Equatable {
     /// Open connections at most; one more is closed as it is accepted, counted and logged.
     public var maxConnections: Int = 10_000
     /// The listen queue of connections the kernel completed but the server has not accepted yet (`listen(2)`
-    /// backlog; Linux caps it at `net.core.somaxconn`).
-    public var listenBacklog: Int = 4096
+    /// backlog). Linux silently caps it at `net.core.somaxconn`, so the default, the largest value, means "as long
+    /// as the kernel allows" (as Go's servers do): an operator who raises `somaxconn` gets the longer queue.
+    public var listenBacklog: Int = 65535
     /// A connection with no request in progress for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// A request must arrive whole, headers and body, within this time of its first byte; else the connection is

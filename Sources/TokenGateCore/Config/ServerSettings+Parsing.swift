@@ -8,7 +8,7 @@ extension ServerSettings {
     ///   host: 127.0.0.1          # string, default 127.0.0.1
     ///   port: 8080               # 0...65535 (0: any free port), default 8080
     ///   maxConnections: 10000    # 1...1000000, default 10000
-    ///   listenBacklog: 4096      # 1...65535, default 4096
+    ///   listenBacklog: 65535     # 1...65535, default 65535 (Linux caps it at net.core.somaxconn)
     ///   idleTimeout: 60s         # 1s...1h, default 60s
     ///   readTimeout: 10s         # 100ms...5m, default 10s
     ///   admin:                   # metrics and health; default 127.0.0.1:9464; `admin: { enabled: false }` for none

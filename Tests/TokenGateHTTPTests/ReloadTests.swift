@@ -99,6 +99,30 @@ import TokenGateTesting
         }
     }
 
+    /// A reload that changes a provider's response shape answers in the new shape at once, with the token it had
+    /// cached: bodies are written per request from the generation's layout, so no token is minted again for it.
+    @Test func aReloadThatChangesTheResponseShapeServesTheCachedTokenInTheNewShape() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let first = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
+            let token = try #require(first.json["token"]?.stringValue)
+            let expiresAt = try #require(first.json["expiresAt"]?.integerValue)
+            let mints = fixture.probe.calls
+            try fixture.rewriteConfig {
+                $0.replacingOccurrences(
+                    of: "    compatibility: google-samples\n",
+                    with: "    compatibility: google-samples\n    response: { tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }\n")
+            }
+            #expect(try await gateway.reloader.reload(trigger: "test").number == 2)
+            let second = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
+            #expect(second.status == 200, "\(second.text)")
+            #expect(second.json["jwt"] == .string(token))
+            #expect(second.json["expirationTimestamp"] == .integer(expiresAt * 1000))
+            #expect(second.json["token"] == .string(token))  // the standard fields follow the mapped ones
+            #expect(fixture.probe.calls == mints)
+        }
+    }
+
     static func digest(_ key: String) -> String { HexBytes.encode((try? Digest.sha256(Array(key.utf8))) ?? []) }
 
     /// Every broken shape leaves the running generation serving, untouched, and logs the located reason.

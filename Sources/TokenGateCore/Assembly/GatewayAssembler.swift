@@ -245,8 +245,9 @@ extension ProviderFingerprints {
     /// Fingerprints of `settings`, files named in its sections included; taken after the backend was built, so a
     /// key file it generated counts from the first generation on.
     init(_ settings: ProviderSettings) throws {
+        // Not the response mapping: the cache holds tokens, not bodies, so a new body shape keeps them.
         var backend = settings.backendSection.fingerprintText()
-        backend += "|\(settings.audience)|\(settings.leeway)|\(settings.cache)|\(String(describing: settings.response))"
+        backend += "|\(settings.audience)|\(settings.leeway)|\(settings.cache)"
         var clients = settings.clientsSection.fingerprintText()
         clients += "|\(settings.leeway)"
         self.init(

@@ -134,7 +134,8 @@ public final class TokenService: Sendable {
             let (token, outcome) = try await runtime.cache.value(for: context) { [self] in
                 if let sharedState {
                     return try await sharedState.token(
-                        for: TokenCacheKey(provider: id, context: context), refreshBefore: Self.refreshBeforeSeconds(runtime.settings.cache),
+                        for: TokenCacheKey(provider: id, context: context),
+                        refreshBefore: Self.refreshBeforeSeconds(runtime.settings.cache),
                         adopt: { self.adopt($0, for: context, at: runtime) },
                         mint: { try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID) })
                 }

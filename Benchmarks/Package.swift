@@ -31,9 +31,17 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // The load benchmark's yardstick (load/run.sh): a bare Hummingbird route returning a fixed body.
+        // What the two yardstick servers share: their command line and their body.
+        .target(
+            name: "BareServerSupport",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            path: "Sources/BareServerSupport",
+            swiftSettings: upcomingFeatures
+        ),
         .executableTarget(
             name: "bare-route",
             dependencies: [
+                "BareServerSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ],
@@ -45,6 +53,7 @@ let package = Package(
         .executableTarget(
             name: "bare-nio",
             dependencies: [
+                "BareServerSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import BareServerSupport
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -15,45 +16,10 @@ import Darwin
 // Usage: bare-nio [--port P] [--size N] [--host H]
 // Prints `bare-nio listening on http://HOST:PORT` on standard output once bound, like bare-route.
 
-struct Options {
-    var host = "127.0.0.1"
-    var port = 0
-    var size = 1024
-
-    static func parse(_ arguments: [String]) -> Options {
-        var options = Options()
-        var iterator = arguments.dropFirst().makeIterator()
-        while let name = iterator.next() {
-            guard let value = iterator.next() else { fail("\(name) needs a value") }
-            switch name {
-            case "--host": options.host = value
-            case "--port": options.port = Int(value) ?? -1
-            case "--size": options.size = Int(value) ?? -1
-            default: fail("unknown option \(name); expected --host, --port or --size")
-            }
-        }
-        guard (0...65535).contains(options.port) else { fail("--port must be 0 to 65535") }
-        guard (16...1_000_000).contains(options.size) else { fail("--size must be 16 to 1000000 bytes") }
-        return options
-    }
-}
-
 /// Writes to a descriptor with write(2): unbuffered, so a redirected standard output shows the line at once.
 func say(_ line: String, to descriptor: Int32) {
     var line = line
     line.withUTF8 { bytes in _ = write(descriptor, bytes.baseAddress, bytes.count) }
-}
-
-func fail(_ message: String) -> Never {
-    say("bare-nio: \(message)\n", to: 2)
-    exit(64)
-}
-
-/// `{"token":"xxx…x"}` padded to exactly `size` bytes, as bare-route makes it.
-func fixedBody(size: Int) -> ByteBuffer {
-    let prefix = #"{"token":""#, suffix = #""}"#
-    let padding = String(repeating: "x", count: size - prefix.utf8.count - suffix.utf8.count)
-    return ByteBuffer(string: prefix + padding + suffix)
 }
 
 /// The current time as an HTTP date (`Mon, 23 Nov 2026 02:24:13 GMT`); strftime's C locale gives English names.
@@ -134,8 +100,8 @@ final class FixedResponseHandler: ChannelInboundHandler, RemovableChannelHandler
 @main
 enum BareNIO {
     static func main() throws {
-        let options = Options.parse(CommandLine.arguments)
-        let body = fixedBody(size: options.size)
+        let options = BareServerOptions.parse(CommandLine.arguments, program: "bare-nio")
+        let body = fixedTokenBody(size: options.size)
         // One event loop: the configuration the issue measured, and the one thread all connections share.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()

@@ -1,3 +1,4 @@
+import BareServerSupport
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -11,43 +12,8 @@ import NIOCore
 // Usage: bare-route [--port P] [--size N] [--host H]
 // Prints `bare-route listening on http://HOST:PORT` on standard output once bound, like `tokengate serve`.
 
-struct Options {
-    var host = "127.0.0.1"
-    var port = 0
-    var size = 1024
-
-    static func parse(_ arguments: [String]) -> Options {
-        var options = Options()
-        var iterator = arguments.dropFirst().makeIterator()
-        while let name = iterator.next() {
-            guard let value = iterator.next() else { fail("\(name) needs a value") }
-            switch name {
-            case "--host": options.host = value
-            case "--port": options.port = Int(value) ?? -1
-            case "--size": options.size = Int(value) ?? -1
-            default: fail("unknown option \(name); expected --host, --port or --size")
-            }
-        }
-        guard (0...65535).contains(options.port) else { fail("--port must be 0 to 65535") }
-        guard (16...1_000_000).contains(options.size) else { fail("--size must be 16 to 1000000 bytes") }
-        return options
-    }
-}
-
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("bare-route: \(message)\n".utf8))
-    exit(64)
-}
-
-/// `{"token":"xxx…x"}` padded to exactly `size` bytes.
-func fixedBody(size: Int) -> ByteBuffer {
-    let prefix = #"{"token":""#, suffix = #""}"#
-    let padding = String(repeating: "x", count: size - prefix.utf8.count - suffix.utf8.count)
-    return ByteBuffer(string: prefix + padding + suffix)
-}
-
-let options = Options.parse(CommandLine.arguments)
-let body = fixedBody(size: options.size)
+let options = BareServerOptions.parse(CommandLine.arguments, program: "bare-route")
+let body = fixedTokenBody(size: options.size)
 var logger = Logger(label: "bare-route")
 logger.logLevel = .warning
 

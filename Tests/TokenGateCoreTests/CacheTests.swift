@@ -96,6 +96,36 @@ import Testing
         #expect(source.calls == 2)
     }
 
+    /// What the event loop may serve without waiting: a hit or a value whose refresh already runs; never a value
+    /// whose refresh is due (that request takes the full path, which starts it), and nothing it looks at starts a
+    /// fetch.
+    @Test func aServableValueIsAHitOrARefreshAlreadyRunningAndLookingStartsNothing() async throws {
+        let cache = makeCache()
+        #expect(cache.servableValue(for: "trip-1") == nil)
+        #expect(source.calls == 0)
+        let token = try await get(cache).value
+        #expect(cache.servableValue(for: "trip-1")?.value == token)
+        #expect(cache.servableValue(for: "trip-1")?.outcome == .hit)
+
+        clock.advance(by: .seconds(3_600 - 599))  // inside the refresh window
+        #expect(cache.servableValue(for: "trip-1") == nil)
+        await cache.waitForRefreshes()
+        #expect(source.calls == 1)
+
+        let gate = AsyncGate()
+        source.gate = gate
+        #expect(try await get(cache).outcome == .refreshingAhead)
+        let served = cache.servableValue(for: "trip-1")
+        #expect(served?.value == token && served?.outcome == .refreshingAhead)
+        gate.open()
+        await cache.waitForRefreshes()
+        #expect(cache.servableValue(for: "trip-1")?.value.serial == 2)
+
+        clock.advance(by: .seconds(3_600 - 299))  // below minRemaining: never served
+        #expect(cache.servableValue(for: "trip-1") == nil)
+        #expect(source.calls == 2)
+    }
+
     @Test(arguments: [(secondsLeft: 301, isServed: true), (300, true), (299, false), (0, false), (-10, false)])
     func belowMinRemainingTheCallerWaitsForAFreshToken(secondsLeft: Int64, isServed: Bool) async throws {
         let cache = makeCache()
@@ -178,7 +208,8 @@ import Testing
         let gate = AsyncGate()
         source.gate = gate
         let pending = Task { try await get(cache, "a") }
-        try await yieldUntil { cache.waiterCount(for: "a") == 1 }
+        // The fetch must have started (and taken the gate) before the gate is cleared for "b"'s fetch.
+        try await yieldUntil { cache.waiterCount(for: "a") == 1 && source.calls == 1 }
         source.gate = nil
         _ = try await get(cache, "b")
         gate.open()

@@ -33,10 +33,17 @@ final class ProviderAuthorizer: Sendable {
     /// Whether any client of the provider has an authorizer.
     var isEmpty: Bool { clients.isEmpty }
 
+    /// Whether ``check(_:for:metrics:)`` asks (or looks up) anything for `caller`: its client has an authorizer.
+    func asks(_ caller: AuthenticatedCaller) -> Bool { settings(of: caller) != nil }
+
+    private func settings(of caller: AuthenticatedCaller) -> AuthorizerSettings? {
+        clients.isEmpty ? nil : clients[caller.name]
+    }
+
     /// Returns when `caller`'s client has no authorizer or its authorizer allows `context`; throws `forbidden` when it
     /// denies, `authorizer_unavailable` when it gives no clear answer. The reason (status, timeout) is for the log.
     func check(_ caller: AuthenticatedCaller, for context: TokenContext, metrics: ProviderMetrics) async throws(TokenGateError) {
-        guard !clients.isEmpty, let settings = clients[caller.name] else { return }
+        guard let settings = settings(of: caller) else { return }
         let subject: String
         switch caller.kind {
         case .apiKey:

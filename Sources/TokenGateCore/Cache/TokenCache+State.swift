@@ -63,6 +63,8 @@ extension TokenCache {
         case refreshStarted(Value, flightID: UInt64)
         /// Nothing usable is cached (fast path only: the slow path registers a waiter instead).
         case absent
+        /// A value is cached, but serving it starts a background refresh, which the caller did not allow.
+        case refreshDue
         /// The waiter joined a fetch already in flight.
         case waiting
         /// The waiter was registered on a new flight; start its fetch.
@@ -81,8 +83,9 @@ extension TokenCache {
             entries = LRUTable(capacity: capacity, reservingCapacity: true)
         }
 
-        /// The fast path: serve from the cache if possible, starting a background refresh inside the window.
-        mutating func lookup(_ key: Key, wall: Int64, monotonic: UInt64, limits: Limits) -> Decision {
+        /// The fast path: serve from the cache if possible, starting a background refresh inside the window (only
+        /// when `mayStartRefresh`, else that value is `refreshDue`).
+        mutating func lookup(_ key: Key, wall: Int64, monotonic: UInt64, limits: Limits, mayStartRefresh: Bool = true) -> Decision {
             guard let slot = entries.slot(for: key) else { return .absent }
             let entry = entries[slot]
             let remaining = Limits.remaining(entry.value.expiresAt, at: wall)
@@ -97,6 +100,7 @@ extension TokenCache {
             if monotonic < entry.refreshNotBefore {
                 return .served(entry.value, entry.lastRefreshFailed ? .servedAfterRefreshFailure : .hit)
             }
+            guard mayStartRefresh else { return .refreshDue }
             return .refreshStarted(entry.value, flightID: startFlight(for: key))
         }
 

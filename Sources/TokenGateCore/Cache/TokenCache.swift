@@ -54,9 +54,23 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
         case .refreshStarted(let value, let flightID):
             startFetch(for: key, flightID: flightID, fetch: fetch)
             return (value, .refreshingAhead)
-        case .absent, .waiting, .fetchStarted, .cancelled:
+        case .absent, .refreshDue, .waiting, .fetchStarted, .cancelled:
             return try await awaitFetch(for: key, fetch: fetch)
         }
+    }
+
+    /// The value for `key` when serving it needs no fetch and starts none: a hit, or a value whose refresh is in
+    /// flight or held back after a failure. Nil when ``value(for:fetch:)`` would fetch, wait, or start a refresh.
+    ///
+    /// The same lookup as `value(for:fetch:)` (a hit is touched in the LRU order), but it starts nothing, so a
+    /// caller can look before it commits to an answer (the event loop's answer to a cached hit charges the rate
+    /// limits after this, and hands anything else to the full path uncharged).
+    public func servableValue(for key: Key) -> (value: Value, outcome: TokenCacheOutcome)? {
+        let wall = clock.wallSeconds()
+        let monotonic = clock.monotonicNanoseconds()
+        let decision = state.withLock { $0.lookup(key, wall: wall, monotonic: monotonic, limits: limits, mayStartRefresh: false) }
+        guard case .served(let value, let outcome) = decision else { return nil }
+        return (value, outcome)
     }
 
     /// The number of cached entries (fetches in flight are not counted).
@@ -136,7 +150,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
                     waiter.resume(returning: (value, .refreshingAhead))
                 case .fetchStarted(let flightID):
                     startFetch(for: key, flightID: flightID, fetch: fetch)
-                case .waiting, .absent:
+                case .waiting, .absent, .refreshDue:
                     break
                 case .cancelled:
                     waiter.resume(throwing: CancellationError())

@@ -98,7 +98,19 @@ public final class TokenService: Sendable {
             error, provider: runtime?.id, sent: sent, type: type?.rawValue ?? Sanitized.quote(tokenType), peer: peer, requestID: requestID)
     }
 
-    private func grant(_ query: TokenQuery, in serving: Serving) async throws(TokenGateError) -> TokenGrant {
+    /// What a request has established once every synchronous check before the tenant's own has passed.
+    private struct Admission {
+        let id: ProviderID
+        let runtime: ProviderRuntime
+        let format: any TokenResponseFormat
+        let type: TokenType
+        let context: TokenContext
+        let caller: AuthenticatedCaller
+    }
+
+    /// Provider, token type, context, authentication, `allow`, ended contexts: the checks every request passes
+    /// first, all synchronous, shared by ``token(for:)`` and ``cachedToken(for:)``.
+    private func admit(_ query: TokenQuery, in serving: Serving) throws(TokenGateError) -> Admission {
         let generation = serving.generation
         guard let id = ProviderID(query.providerID), let runtime = generation.providers[id], let format = serving.formats[id] else {
             throw TokenGateError(.unknownProvider, "no provider with that ID")
@@ -120,6 +132,12 @@ public final class TokenService: Sendable {
         if endedContexts.isEnded(context, provider: id, now: clock.wallSeconds()) {
             throw TokenGateError(.contextEnded, "\(context.tokenType) \(context) was ended by an operator")
         }
+        return Admission(id: id, runtime: runtime, format: format, type: type, context: context, caller: caller)
+    }
+
+    private func grant(_ query: TokenQuery, in serving: Serving) async throws(TokenGateError) -> TokenGrant {
+        let admission = try admit(query, in: serving)
+        let (id, runtime, context, caller) = (admission.id, admission.runtime, admission.context, admission.caller)
         // The tenant's own check, only for a request every cheaper check let through; it fails closed.
         try await runtime.authorizer.check(caller, for: context, metrics: runtime.metrics)
         if let sharedState, let fallback = runtime.fallbackLimiters {
@@ -141,14 +159,53 @@ public final class TokenService: Sendable {
                 }
                 return try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
             }
-            runtime.metrics.recordServed(type, outcome)
-            return TokenGrant(token: token, context: context, provider: runtime.settings, outcome: outcome, format: format)
+            return served(token, outcome, to: admission)
         } catch let error as TokenGateError {
             throw error
         } catch is CancellationError {
             throw TokenGateError(.backendUnavailable, "the request was cancelled")
         } catch {
             throw TokenGateError(.backendError, "the backend failed: \(Swift.type(of: error))")
+        }
+    }
+
+    private func served(_ token: DeliveredToken, _ outcome: TokenCacheOutcome, to admission: Admission) -> TokenGrant {
+        admission.runtime.metrics.recordServed(admission.type, outcome)
+        return TokenGrant(
+            token: token, context: admission.context, provider: admission.runtime.settings, outcome: outcome, format: admission.format)
+    }
+
+    /// What ``cachedToken(for:)`` decided.
+    public enum CachedAnswer: Sendable {
+        /// The cached token, every check passed: answer with it.
+        case granted(TokenGrant)
+        /// A check refused the request (already counted and logged, and any limit charged): answer with the error.
+        case refused(TokenGateError)
+        /// Only ``token(for:)`` can answer: nothing was charged, counted or logged.
+        case needsFullPath
+    }
+
+    /// ``token(for:)`` for a request a cached token can answer at once, synchronously (from an event loop).
+    ///
+    /// The same checks in the same code (the synchronous admission, the rate limits, the cache). It answers only
+    /// what needs no waiting; a request that needs the tenant's authorizer, the shared store, a fetch or a
+    /// refresh-ahead is `needsFullPath`, decided before anything is charged. The one difference in order: the
+    /// cache is looked at before the rate limits are charged (the full path charges first), so that a request
+    /// handed on is never charged twice; a refused request still never gets a token.
+    public func cachedToken(for query: TokenQuery) -> CachedAnswer {
+        guard sharedState == nil else { return .needsFullPath }
+        let serving = current.withLock { $0 }
+        do throws(TokenGateError) {
+            let admission = try admit(query, in: serving)
+            let runtime = admission.runtime
+            guard !runtime.authorizer.asks(admission.caller), let cached = runtime.cache.servableValue(for: admission.context) else {
+                return .needsFullPath
+            }
+            try runtime.limiters.check(provider: admission.id, caller: admission.caller, context: admission.context, metrics: runtime.metrics)
+            return .granted(served(cached.value, cached.outcome, to: admission))
+        } catch {
+            recordDenial(error, providerID: query.providerID, tokenType: query.tokenType, peer: query.peer, requestID: query.requestID)
+            return .refused(error)
         }
     }
 

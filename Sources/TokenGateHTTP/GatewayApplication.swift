@@ -23,7 +23,10 @@ public enum GatewayApplication {
         let router = Router(context: TokenGateRequestContext.self)
         // First, so it wraps every route and the router's not-found answer.
         router.add(middleware: GatewayMiddleware(routes: TokenRoutes.table, metrics: service.generation.metrics))
-        TokenRoutes(service: service, limits: limits, clock: clock).register(on: router)
+        let routes = TokenRoutes(service: service, limits: limits, clock: clock)
+        routes.register(on: router)
+        let serverName = "TokenGate"
+        let cachedTokens = server.fastPath ? CachedTokenResponder(routes: routes, serverName: serverName) : nil
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         // Past these the decoder refuses the request before a handler runs: 431.
         decoderLimits.maxHeaderFieldSize = 16 * 1024
@@ -31,7 +34,9 @@ public enum GatewayApplication {
         decoderLimits.maxHeaderFieldCount = 64
         let connection = GatewayChannel.Configuration(
             idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil)
-        var builder = HTTPServerBuilder { responder in GatewayChannel(responder: responder, configuration: connection) }
+        var builder = HTTPServerBuilder { responder in
+            GatewayChannel(responder: responder, configuration: connection, cachedTokens: cachedTokens)
+        }
         if let tls = server.tls {
             let identity = try TLSIdentity(service: service, initial: tls, logger: logger)
             builder = try .tls(builder, tlsConfiguration: identity.configuration())
@@ -41,7 +46,7 @@ public enum GatewayApplication {
             router: router,
             server: builder,
             configuration: .init(
-                address: .hostname(server.host, port: server.port), serverName: "TokenGate", backlog: server.listenBacklog),
+                address: .hostname(server.host, port: server.port), serverName: serverName, backlog: server.listenBacklog),
             onServerRunning: { channel in
                 do {
                     try await ListenerGuard.install(on: channel, maxConnections: maxConnections, logger: logger)

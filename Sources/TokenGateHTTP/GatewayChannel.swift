@@ -14,10 +14,11 @@ import NIOHTTPTypesHTTP1
 ///
 /// ```
 /// RequestStartHandler → HTTP encoder/decoder → HTTP1RequestGuard → HTTP1ToHTTPServerCodec
-///     → HTTPConnectionStateHandler (idle timeout) → NIOAsyncChannel
+///     → HTTPConnectionStateHandler (idle timeout) → CachedTokenHandler (`server.fastPath`) → NIOAsyncChannel
 /// ```
 ///
-/// and hands each connection to Hummingbird's own request loop (`handleHTTP`), which is unchanged.
+/// and hands each connection to Hummingbird's own request loop (`handleHTTP`), which is unchanged: it gets every
+/// request the ``CachedTokenHandler`` does not answer on the event loop.
 struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -35,6 +36,8 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let configuration: Configuration
+    /// Answers cached tokens on the event loop, or nil to leave every request to the router.
+    let cachedTokens: CachedTokenResponder?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -51,6 +54,7 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, logger: logger))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: configuration.idleTimeout, logger: logger))
+            if let cachedTokens { try pipeline.addHandler(CachedTokenHandler(responder: cachedTokens)) }
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
     }

@@ -1,5 +1,6 @@
 public import Hummingbird
 import JOSE
+import NIOCore
 public import TokenGateCore
 
 // The one place where TokenGate's error codes become HTTP status codes.
@@ -28,13 +29,21 @@ extension TokenGateError: HTTPResponseError {
     /// The answer: the JSON body, `Cache-Control: no-store`, the code's own headers (`WWW-Authenticate`,
     /// `Retry-After`), then `extra`.
     func response(adding extra: HTTPFields = [:]) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        var headers = self.headers
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: bodyBuffer))
+    }
+
+    /// The answer's headers before `Content-Length`: the JSON type, `Cache-Control: no-store`, the code's own.
+    var headers: HTTPFields {
+        var headers = TokenRoutes.jsonHeaders(cacheControl: "no-store")
         if code == .unauthenticated { headers[.wwwAuthenticate] = #"Bearer realm="tokengate""# }
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
-        headers.append(contentsOf: extra)
-        // The body is fixed per code, so it is made once: a denial copies a buffer reference, nothing else.
-        return Response(status: status, headers: headers, body: .init(byteBuffer: Self.bodies[code] ?? ByteBuffer(bytes: body)))
+        return headers
     }
+
+    /// The answer's body. Fixed per code, so made once: a denial copies a buffer reference, nothing else.
+    var bodyBuffer: ByteBuffer { Self.bodies[code] ?? ByteBuffer(bytes: body) }
 
     /// `{"error":{"code":"…","message":"…"}}` with the code's fixed message: the reason is for the log only.
     var body: [UInt8] { Self.body(for: code) }

@@ -19,17 +19,23 @@ public struct TokenGateRequestContext: RequestContext {
         self.remoteAddress = source.channel.remoteAddress
     }
 
-    /// The peer as a number, for a rate-limit bucket that costs no string. Read from the socket address's bytes:
-    /// `sockaddr_in` keeps the IPv4 address at offset 4, `sockaddr_in6` the IPv6 one at offset 8 (POSIX layout).
-    var peer: PeerAddress? {
-        switch remoteAddress {
-        case .v4?:
-            return remoteAddress?.withSockAddr { pointer, _ in
+    /// The peer as a number, for a rate-limit bucket that costs no string.
+    var peer: PeerAddress? { PeerAddress(remoteAddress) }
+}
+
+extension PeerAddress {
+    /// `address` as a number. Read from the socket address's bytes: `sockaddr_in` keeps the IPv4 address at offset
+    /// 4, `sockaddr_in6` the IPv6 one at offset 8 (POSIX layout). Nil for no address or a Unix socket.
+    init?(_ address: SocketAddress?) {
+        guard let address else { return nil }
+        switch address {
+        case .v4:
+            self = address.withSockAddr { pointer, _ in
                 let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer) + 4, count: 4)
                 return PeerAddress(ipv4: bytes.reduce(0) { $0 << 8 | UInt32($1) })
             }
-        case .v6?:
-            return remoteAddress?.withSockAddr { pointer, _ in
+        case .v6:
+            self = address.withSockAddr { pointer, _ in
                 PeerAddress(ipv6: UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer) + 8, count: 16))
             }
         default:

@@ -1,5 +1,6 @@
 import HTTPTypes
 public import Hummingbird
+import NIOCore
 import JOSE
 public import TokenGateCore
 
@@ -90,8 +91,13 @@ public struct TokenRoutes: Sendable {
         await serve(request, context) { request throws(TokenGateError) in
             (context.parameters.get("tokenType") ?? "", try QueryParameters.parse(request.uri.query, limits: limits))
         } render: { grant in
-            Self.json(TokenResponse.body(for: grant, now: clock.wallSeconds()), status: .ok, cacheControl: "no-store")
+            Self.json(Self.tokenBody(grant, clock: clock), status: .ok, cacheControl: "no-store")
         }
+    }
+
+    /// The token route's body for `grant`, now.
+    static func tokenBody(_ grant: TokenGrant, clock: TokenGateClock) -> ByteBuffer {
+        TokenResponse.body(for: grant, now: clock.wallSeconds())
     }
 
     /// One token request, whatever route it came by: `resolve` names the token type and context parameters (or
@@ -104,20 +110,14 @@ public struct TokenRoutes: Sendable {
     ) async -> Response {
         var response: Response
         do throws(TokenGateError) {
-            let query: TokenQuery
-            do throws(TokenGateError) {
-                let authorization = try checkedAuthorization(request)
-                let (tokenType, parameters) = try resolve(request)
-                query = TokenQuery(
-                    providerID: context.parameters.get("providerId") ?? "", tokenType: tokenType, parameters: parameters,
-                    authorization: authorization, peer: context.peer, requestID: context.requestID)
-            } catch {
-                // Refused before the service saw it; counted and logged with the service's own denials.
-                service.recordDenial(
-                    error, providerID: context.parameters.get("providerId") ?? "",
-                    tokenType: context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType")),
-                    peer: context.peer, requestID: context.requestID)
-                throw error
+            let providerID = context.parameters.get("providerId") ?? ""
+            let query = try self.query(
+                target: request.uri.string, headers: request.headers, providerID: providerID, peer: context.peer,
+                requestID: context.requestID
+            ) { () throws(TokenGateError) in
+                try resolve(request)
+            } deniedType: {
+                context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType"))
             }
             response = render(try await service.token(for: query))
         } catch {
@@ -130,21 +130,39 @@ public struct TokenRoutes: Sendable {
         return response
     }
 
+    /// The service's query for a token request to `target` (the request target, path and query) with `headers`.
+    ///
+    /// Refuses what the HTTP face checks itself, before anything else runs: an oversized URL or `Authorization`,
+    /// then what `resolve` refuses (a bad query string). Such a refusal is counted and logged with the service's
+    /// own denials, under the token type `deniedType` names. Every token route, and the event loop's answer to a
+    /// cached hit, builds its query here.
+    func query(
+        target: String, headers: HTTPFields, providerID: String, peer: PeerAddress?, requestID: String,
+        resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String]),
+        deniedType: () -> String
+    ) throws(TokenGateError) -> TokenQuery {
+        do throws(TokenGateError) {
+            guard target.utf8.count <= limits.maxTargetBytes else {
+                throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
+            }
+            let authorization = Self.authorization(headers)
+            if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
+                throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
+            }
+            let (tokenType, parameters) = try resolve()
+            return TokenQuery(
+                providerID: providerID, tokenType: tokenType, parameters: parameters, authorization: authorization, peer: peer,
+                requestID: requestID)
+        } catch {
+            // Refused before the service saw it; counted and logged with the service's own denials.
+            service.recordDenial(error, providerID: providerID, tokenType: deniedType(), peer: peer, requestID: requestID)
+            throw error
+        }
+    }
+
     /// A sample route's type as the token type it names for logs and metrics (`delivery_driver`: `delivery-driver`).
     static func tokenTypeName(ofSampleType sampleType: String?) -> String {
         String((sampleType ?? "").map { $0 == "_" ? "-" : $0 })
-    }
-
-    /// The `Authorization` value, after refusing an oversized URL or `Authorization` before anything else runs.
-    private func checkedAuthorization(_ request: Request) throws(TokenGateError) -> String? {
-        guard request.uri.string.utf8.count <= limits.maxTargetBytes else {
-            throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
-        }
-        let authorization = Self.authorization(request.headers)
-        if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
-            throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
-        }
-        return authorization
     }
 
     /// The `Authorization` value, as `headers[.authorization]` gives it. That subscript joins the values of every
@@ -164,11 +182,16 @@ public struct TokenRoutes: Sendable {
     }
 
     static func json(_ buffer: ByteBuffer, status: HTTPResponse.Status, cacheControl: String) -> Response {
-        // One allocation with room for what follows (Content-Length, X-Request-ID, Date, Server): no regrowth.
+        Response(status: status, headers: jsonHeaders(cacheControl: cacheControl), body: .init(byteBuffer: buffer))
+    }
+
+    /// A JSON answer's first headers. One allocation with room for what follows (Content-Length, X-Request-ID,
+    /// Date, Server): no regrowth.
+    static func jsonHeaders(cacheControl: String) -> HTTPFields {
         var headers = HTTPFields()
         headers.reserveCapacity(8)
         headers.append(HTTPField(name: .contentType, value: "application/json"))
         headers.append(HTTPField(name: .cacheControl, value: cacheControl))
-        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
+        return headers
     }
 }

@@ -41,6 +41,10 @@ public struct ServerSettings: Sendable, Equatable {
     /// backlog). Linux silently caps it at `net.core.somaxconn`, so the default, the largest value, means "as long
     /// as the kernel allows" (as Go's servers do): an operator who raises `somaxconn` gets the longer queue.
     public var listenBacklog: Int = 65535
+    /// Whether a token request a cached token answers is answered on the connection's event loop, by the token
+    /// route's own checks called synchronously, instead of in a request task (on by default; off only to compare
+    /// or to rule it out). Every other request takes the router either way.
+    public var fastPath = true
     /// A connection with no request in progress for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// A request must arrive whole, headers and body, within this time of its first byte; else the connection is

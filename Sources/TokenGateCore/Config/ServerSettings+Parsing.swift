@@ -11,6 +11,7 @@ extension ServerSettings {
     ///   listenBacklog: 65535     # 1...65535, default 65535 (Linux caps it at net.core.somaxconn)
     ///   idleTimeout: 60s         # 1s...1h, default 60s
     ///   readTimeout: 10s         # 100ms...5m, default 10s
+    ///   fastPath: true           # cached tokens answered on the event loop; default true
     ///   admin:                   # metrics and health; default 127.0.0.1:9464; `admin: { enabled: false }` for none
     ///     host: 127.0.0.1
     ///     port: 9464
@@ -20,7 +21,7 @@ extension ServerSettings {
     /// ```
     static func parse(_ node: ConfigNode) throws -> ServerSettings {
         let mapping = try node.mapping(allowedKeys: [
-            "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "admin", "tls", "logFormat", "logLevel",
+            "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "fastPath", "admin", "tls", "logFormat", "logLevel",
         ])
         var server = ServerSettings()
         if let host = mapping.optional("host") { server.host = try host.nonEmptyString() }
@@ -33,6 +34,7 @@ extension ServerSettings {
         if let value = mapping.optional("readTimeout") {
             server.readTimeout = try duration(value, in: .milliseconds(100)...(.seconds(300)), "100ms and 5m")
         }
+        if let value = mapping.optional("fastPath") { server.fastPath = try value.bool() }
         if let value = mapping.optional("admin") { server.admin = try parseAdmin(value) }
         if let value = mapping.optional("tls") { server.tls = try TLSSettings.parse(value) }
         if let value = mapping.optional("logFormat") {

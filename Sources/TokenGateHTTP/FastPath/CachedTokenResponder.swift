@@ -1,0 +1,126 @@
+import HTTPTypes
+import NIOCore
+import TokenGateCore
+
+/// The token route's answer to a request a cached token can answer at once, without Hummingbird's request task.
+///
+/// It runs the token route's own code, synchronously: the route's `query(target:…)` builds the query,
+/// ``TokenService/cachedToken(for:)`` runs the service's checks and the cache, and the answer carries the same status, headers in the same order, and body the router's would (the request ID, `Date` and
+/// `Server` included). Whatever it cannot answer so (another route or method, a browser's request, a
+/// `Connection: close`, a miss, a tenant's authorizer, shared state) is passed on, uncharged, to the router.
+struct CachedTokenResponder: Sendable {
+    let routes: TokenRoutes
+    /// The `Server` header, as the application sends it.
+    let serverName: String
+
+    enum Answer {
+        case response(HTTPResponse, body: ByteBuffer)
+        /// For the router: nothing was counted or charged.
+        case passOn
+    }
+
+    /// The token route target of `request` when it may be one this answers: a GET of the token route's plain
+    /// path. Cheap, and nil for every other request, which is then passed on at once (its body streams to the
+    /// router).
+    func route(of request: HTTPRequest) -> TokenRouteTarget? {
+        guard request.method == .get, let target = request.path else { return nil }
+        return TokenRouteTarget(target)
+    }
+
+    /// The answer to `request` for `route` (from ``route(of:)``), whose body was empty, from `peer`, with `date` for
+    /// the `Date` header.
+    func answer(_ request: HTTPRequest, route: TokenRouteTarget, peer: PeerAddress?, date: String) -> Answer {
+        // Hummingbird closes the connection after such an answer; browsers' requests need CORS headers.
+        guard request.headerFields[.connection] != "close", !request.headerFields.contains(.origin) else { return .passOn }
+        let requestID = GatewayMiddleware.identify(request.headerFields).requestID
+        let query: TokenQuery
+        do throws(TokenGateError) {
+            query = try routes.query(
+                target: route.target, headers: request.headerFields, providerID: route.providerID, peer: peer, requestID: requestID
+            ) { () throws(TokenGateError) in
+                (route.tokenType, try QueryParameters.parse(route.query, limits: routes.limits))
+            } deniedType: {
+                route.tokenType
+            }
+        } catch {
+            return response(to: error, requestID: requestID, date: date)
+        }
+        switch routes.service.cachedToken(for: query) {
+        case .granted(let grant):
+            let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
+            return response(.ok, TokenRoutes.jsonHeaders(cacheControl: "no-store"), body, requestID: requestID, date: date)
+        case .refused(let error):
+            return response(to: error, requestID: requestID, date: date)
+        case .needsFullPath:
+            return .passOn
+        }
+    }
+
+    private func response(to error: TokenGateError, requestID: String, date: String) -> Answer {
+        response(error.status, error.headers, error.bodyBuffer, requestID: requestID, date: date)
+    }
+
+    /// The headers in the order the router's answer has them: the route's, `Content-Length` (Hummingbird's
+    /// `Response`), `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's application).
+    private func response(
+        _ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, requestID: String, date: String
+    ) -> Answer {
+        var headers = headers
+        headers.append(HTTPField(name: .contentLength, value: String(body.readableBytes)))
+        headers.append(HTTPField(name: .xRequestID, value: requestID))
+        headers.append(HTTPField(name: .date, value: date))
+        headers.append(HTTPField(name: .server, value: serverName))
+        return .response(HTTPResponse(status: status, headerFields: headers), body: body)
+    }
+}
+
+/// `/v1/providers/{providerId}/tokens/{tokenType}?{query}` when every path segment is plain text (letters,
+/// digits, `-`, `.`, `_`, `~`; not `.` or `..`), so the router would route it to the token route with exactly
+/// these parameters: a percent-escape or a dot segment is left to the router. The query is split off as
+/// Hummingbird's `URI` does; a target with a fragment is left to the router too.
+struct TokenRouteTarget {
+    let target: String
+    let providerID: String
+    let tokenType: String
+    let query: String?
+
+    init?(_ target: String) {
+        var rest = Substring(target).utf8
+        guard rest.starts(with: Self.prefix) else { return nil }
+        rest = rest.dropFirst(Self.prefix.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let provider = rest[..<slash]
+        rest = rest[slash...]
+        guard rest.starts(with: Self.middle) else { return nil }
+        rest = rest.dropFirst(Self.middle.count)
+        let typeEnd = rest.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        let type = rest[..<typeEnd]
+        guard Self.isPlain(provider), Self.isPlain(type) else { return nil }
+        if typeEnd == rest.endIndex {
+            query = nil
+        } else {
+            let query = rest[rest.index(after: typeEnd)...]
+            guard rest[typeEnd] == UInt8(ascii: "?"), !query.contains(UInt8(ascii: "#")) else { return nil }
+            self.query = String(Substring(query))
+        }
+        self.target = target
+        providerID = String(Substring(provider))
+        tokenType = String(Substring(type))
+    }
+
+    private static let prefix = "/v1/providers/".utf8
+    private static let middle = "/tokens/".utf8
+
+    private static func isPlain(_ segment: Substring.UTF8View) -> Bool {
+        guard !segment.isEmpty, !segment.allSatisfy({ $0 == UInt8(ascii: ".") }) else { return false }
+        return segment.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                true
+            default:
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Testing
+import TokenGateCore
+import TokenGateTesting
+
+/// `server.fastPath`: a cached hit answered on the event loop must be the router's answer, in the router's order,
+/// charged once. Every other HTTP suite runs through both paths (`scripts/test` runs them again with it off).
+@Suite struct FastPathTests {
+    static func trip(_ id: String) -> String { "/v1/providers/acme-rides/tokens/consumer?tripId=\(id)" }
+
+    static func get(_ path: String, id: String, key: String? = GatewayFixture.apiKey) -> String {
+        let authorization = key.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+        return "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-ID: \(id)\r\n\(authorization)\r\n"
+    }
+
+    /// The first request mints through the router, the second is a hit: with the clock still, the two answers
+    /// differ in nothing but the `Date` the server's clock writes.
+    @Test(arguments: [true, false])
+    func aHitIsAnsweredByteForByteAsTheRouterAnswersIt(fastPath: Bool) async throws {
+        let fixture = try GatewayFixture(server: "{ fastPath: \(fastPath) }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port)
+            var answers: [RawResponse] = []
+            for _ in 0..<2 {
+                try await connection.send(Self.get(Self.trip("trip-42"), id: "same-id"))
+                answers.append(try #require(try await connection.readResponse()))
+            }
+            #expect(fixture.probe.calls == 1)
+            let (minted, hit) = (answers[0], answers[1])
+            #expect(minted.status == 200 && hit.status == 200)
+            #expect(hit.headers.map(\.0) == ["Content-Type", "Cache-Control", "Content-Length", "X-Request-ID", "Date", "Server"])
+            #expect(hit.headers.map(\.0) == minted.headers.map(\.0))
+            #expect(hit.headers.filter { $0.0 != "Date" }.map(\.1) == minted.headers.filter { $0.0 != "Date" }.map(\.1))
+            #expect(hit.body == minted.body)
+            // An error the fast path decides (a wrong key on a cached context) looks like the router's too.
+            try await connection.send(Self.get(Self.trip("trip-42"), id: "bad-key", key: "not-a-key-of-anyone-0123456789"))
+            let refused = try #require(try await connection.readResponse())
+            #expect(refused.status == 401)
+            #expect(
+                refused.headers.map(\.0) == [
+                    "Content-Type", "Cache-Control", "WWW-Authenticate", "Content-Length", "X-Request-ID", "Date", "Server",
+                ])
+            #expect(refused.text == #"{"error":{"code":"unauthenticated","message":"a valid credential for this provider is required"}}"#)
+        }
+    }
+
+    /// Pipelined on one connection: a hit, a miss whose mint is held back, then hits and another route. Nothing
+    /// after the miss may overtake it, though the hits behind it could be answered at once.
+    @Test func pipelinedAnswersLeaveInRequestOrderAroundAHeldMint() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            #expect(try await gateway.get(Self.trip("trip-1"), bearer: GatewayFixture.apiKey).status == 200)
+            fixture.probe.holdCalls()
+            let connection = try await RawConnection.open(port: gateway.port)
+            let requests = [
+                (Self.trip("trip-1"), "r1"), (Self.trip("trip-2"), "r2"), (Self.trip("trip-1"), "r3"), ("/healthz", "r4"),
+                (Self.trip("trip-1"), "r5"),
+            ]
+            try await connection.send(requests.map { Self.get($0.0, id: $0.1) }.joined())
+            let first = try #require(try await connection.readResponse())
+            #expect(first.header("X-Request-ID") == "r1")
+            #expect(try await eventually { fixture.probe.calls == 2 })
+            fixture.probe.releaseCalls()
+            var order: [String] = []
+            for _ in 0..<4 {
+                let response = try #require(try await connection.readResponse())
+                #expect(response.status == 200)
+                order.append(response.header("X-Request-ID") ?? "none")
+            }
+            #expect(order == ["r2", "r3", "r4", "r5"])
+            // Once the connection has no answer outstanding, hits are answered at once again.
+            try await connection.send(Self.get(Self.trip("trip-2"), id: "r6"))
+            #expect(try await connection.readResponse()?.header("X-Request-ID") == "r6")
+            #expect(fixture.probe.calls == 2)
+        }
+    }
+
+    /// A request the fast path hands on (a miss) is charged by the router only; the hit after it by the fast path
+    /// only. With a burst of two, the third request is the first refused.
+    @Test(arguments: [true, false])
+    func eachRequestIsChargedOnceWhicheverPathAnswersIt(fastPath: Bool) async throws {
+        let fixture = try GatewayFixture(rateLimits: "{ context: { rate: 1/h, burst: 2 } }", server: "{ fastPath: \(fastPath) }")
+        try await fixture.withGateway { gateway in
+            let statuses = try await (0..<3).asyncMap { _ in try await gateway.get(Self.trip("trip-9"), bearer: GatewayFixture.apiKey).status }
+            #expect(statuses == [200, 200, 429])
+            #expect(fixture.probe.calls == 1)
+        }
+    }
+
+    /// `Connection: close`, a body, or a browser's `Origin` send a hit to the router, which closes the connection,
+    /// reads the body, or adds CORS headers as it always does.
+    @Test func hitsTheRouterMustShapeAreLeftToIt() async throws {
+        let fixture = try GatewayFixture(cors: "{ allowedOrigins: [http://localhost:3000] }")
+        try await fixture.withGateway { gateway in
+            #expect(try await gateway.get(Self.trip("trip-42"), bearer: GatewayFixture.apiKey).status == 200)
+            let browser = try await gateway.get(
+                Self.trip("trip-42"), bearer: GatewayFixture.apiKey, headers: [("Origin", "http://localhost:3000")])
+            #expect(browser.status == 200)
+            #expect(browser.header("Access-Control-Allow-Origin") == "http://localhost:3000")
+
+            let withBody = try await RawConnection.open(port: gateway.port)
+            try await withBody.send(
+                "GET \(Self.trip("trip-42")) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(GatewayFixture.apiKey)\r\n"
+                    + "Content-Length: 4\r\n\r\nbody" + Self.get("/healthz", id: "after-body"))
+            #expect(try await withBody.readResponse()?.status == 200)
+            #expect(try await withBody.readResponse()?.header("X-Request-ID") == "after-body")
+
+            let closing = try await RawConnection.open(port: gateway.port)
+            try await closing.send(
+                "GET \(Self.trip("trip-42")) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(GatewayFixture.apiKey)\r\n"
+                    + "Connection: close\r\n\r\n")
+            let drained = try await closing.drain()
+            #expect(drained.closed)
+            #expect(String(decoding: drained.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(fixture.probe.calls == 1)
+        }
+    }
+}
+
+extension Sequence {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}

@@ -91,13 +91,17 @@ final class LabeledCounters: Sendable {
     init(factory: any MetricsFactory) { self.factory = factory }
 
     func increment(_ name: String, _ labels: [(String, String)]) {
+        counter(name, labels).increment()
+    }
+
+    /// The counter `name` with `labels`, made the first time it is asked for.
+    func counter(_ name: String, _ labels: [(String, String)]) -> Counter {
         let key = Key(name: name, labels: labels.flatMap { [$0.0, $0.1] })
-        let counter = counters.withLock { counters in
+        return counters.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = Counter(label: name, dimensions: labels, factory: factory)
             counters[key] = counter
             return counter
         }
-        counter.increment()
     }
 }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Synchronization
 
 /// One provider's instruments, made when its runtime is assembled so the request path only increments.
 public final class ProviderMetrics: Sendable {
@@ -11,6 +12,8 @@ public final class ProviderMetrics: Sendable {
     private let authorizerCalls: [AuthorizerOutcome: Counter]
     private let authorizerCacheHits: Counter?
     private let labeled: LabeledCounters
+    /// The denial counters made so far (made on first use: most code and type pairs never happen).
+    private let denials = Mutex<[DenialKey: Counter]>([:])
 
     /// Which limit refused a request (the `scope` label).
     public enum RateLimitScope: String, Sendable, CaseIterable {
@@ -68,8 +71,18 @@ public final class ProviderMetrics: Sendable {
 
     /// A token request refused with `code`; the token type when the request named a valid one.
     func recordDenial(_ code: TokenGateError.Code, type: TokenType?) {
-        labeled.increment(
+        // A flood of denials is the common case of this counter: found by two enums, not by hashing its labels.
+        let key = DenialKey(code: code, type: type)
+        if let counter = denials.withLock({ $0[key] }) { return counter.increment() }
+        let counter = labeled.counter(
             GatewayMetrics.Name.denials, [("provider", id.rawValue), ("token_type", type?.rawValue ?? ""), ("code", code.rawValue)])
+        denials.withLock { $0[key] = counter }
+        counter.increment()
+    }
+
+    private struct DenialKey: Hashable {
+        let code: TokenGateError.Code
+        let type: TokenType?
     }
 
     /// One backend call and how long it took, whatever its outcome.

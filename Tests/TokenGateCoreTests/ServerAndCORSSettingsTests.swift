@@ -31,15 +31,19 @@ import TokenGateCore
         #expect(server.listenBacklog == 65535)
         #expect(server.idleTimeout == .seconds(60))
         #expect(server.readTimeout == .seconds(10))
+        #expect(server.fastPath)
     }
 
     @Test func serverSettingsAreRead() throws {
-        let text = "server:\n  maxConnections: 500\n  listenBacklog: 4096\n  idleTimeout: 2m\n  readTimeout: 250ms\n" + Self.provider
+        let text =
+            "server:\n  maxConnections: 500\n  listenBacklog: 4096\n  idleTimeout: 2m\n  readTimeout: 250ms\n  fastPath: false\n"
+            + Self.provider
         let server = try parse(text).server
         #expect(server.maxConnections == 500)
         #expect(server.listenBacklog == 4096)
         #expect(server.idleTimeout == .seconds(120))
         #expect(server.readTimeout == .milliseconds(250))
+        #expect(!server.fastPath)
     }
 
     @Test(arguments: [
@@ -49,6 +53,7 @@ import TokenGateCore
         ("server:\n  idleTimeout: 0s\n", "config.yaml:2:16: server.idleTimeout: must be between 1s and 1h"),
         ("server:\n  readTimeout: 10m\n", "config.yaml:2:16: server.readTimeout: must be between 100ms and 5m"),
         ("server:\n  readTimeout: soon\n", "config.yaml:2:16: server.readTimeout: expected a duration such as 90s, 5m or 1h, got 'soon'"),
+        ("server:\n  fastPath: yes\n", "config.yaml:2:13: server.fastPath: expected true or false, got 'yes'"),
     ])
     func badServerSettingsAreLocated(server: String, expected: String) {
         #expect(error(server + Self.provider) == expected)

@@ -11,6 +11,8 @@ import Synchronization
 /// looked at; the failed-authentication limits before authentication; authentication and authorization before the
 /// rate limits; the rate limits before the cache; the backend and the OpenSSL verification only on a cache miss. A
 /// cache hit does no signing and no signature check: the token was verified when it entered the cache.
+/// ``cachedToken(for:)`` runs the same checks synchronously for a request the cache answers at once (the HTTP
+/// face calls it on the event loop) and leaves everything else to ``token(for:)``.
 public final class TokenService: Sendable {
     /// What requests are served from: a generation and its providers' response formats, swapped together.
     private struct Serving: Sendable {

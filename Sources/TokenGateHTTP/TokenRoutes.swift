@@ -1,7 +1,7 @@
 import HTTPTypes
 public import Hummingbird
-import NIOCore
 import JOSE
+import NIOCore
 public import TokenGateCore
 
 /// The token API: `GET /v1/providers/{providerId}/tokens/{tokenType}`, the providers' JWKS and health checks.

@@ -45,8 +45,10 @@ public final class RawConnection: @unchecked Sendable {  // all mutable state is
         self.socket = socket
     }
 
-    /// Connects to `127.0.0.1:port`.
-    public static func open(port: Int, receiveTimeout: Duration = .seconds(10)) async throws -> RawConnection {
+    /// Connects to `127.0.0.1:port`. The default timeout is the HTTP client's (30 s): a bound, not an expected time.
+    /// With the whole suite running in one process, a request the router answers waits for a thread of the shared
+    /// concurrency pool, and reads of 8 s were measured; 10 s failed a CI run.
+    public static func open(port: Int, receiveTimeout: Duration = .seconds(30)) async throws -> RawConnection {
         let queue = DispatchQueue(label: "tokengate.raw-connect")
         let socket = try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try BlockingSocket(port: port, timeout: receiveTimeout) }) }

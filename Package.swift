@@ -191,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TokenGateCoreTests",
-            dependencies: ["TokenGateCore", "TokenGateTesting", "JOSE", "YAML", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenGateCore", "JOSE", "YAML", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

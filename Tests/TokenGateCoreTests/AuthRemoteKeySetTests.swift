@@ -2,7 +2,6 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-import TokenGateTesting
 @testable import TokenGateCore
 
 @Suite(.timeLimit(.minutes(1))) struct AuthRemoteKeySetTests {
@@ -87,7 +86,7 @@ import TokenGateTesting
             encryption["use"] = "enc"
             keys = [.object(encryption)]
         default:
-            keys = [.object(try await Self.weakRSAKey())]
+            keys = [.object(try Self.weakRSAKey())]
         }
         fetcher.answer(.body(JSON.serialize(.object(["keys": .array(keys)]))))
         #expect(await keySet.refresh() == false)
@@ -97,7 +96,7 @@ import TokenGateTesting
     }
 
     /// A 1024-bit RSA public JWK made by Python's cryptography (TokenGate itself refuses to make one).
-    static func weakRSAKey() async throws -> JSONObject {
+    static func weakRSAKey() throws -> JSONObject {
         let script = """
             import base64, json
             from cryptography.hazmat.primitives.asymmetric import rsa
@@ -105,9 +104,15 @@ import TokenGateTesting
             b = lambda v: base64.urlsafe_b64encode(v.to_bytes((v.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()
             print(json.dumps({"kty": "RSA", "kid": "weak-1", "alg": "RS256", "n": b(n), "e": b(65537)}))
             """
-        let result = try await ChildProcess.capture("python3", ["-c", script])
-        try #require(result.status == 0, "python3 with cryptography is needed to make the key: \(result.stderr)")
-        return try #require(try JSON.parse(Array(result.stdout.utf8)).objectValue)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try #require(try JSON.parse(Array(output)).objectValue)
     }
 
     @Test func failuresAreLoggedWithAReasonAndNeverKeyMaterial() async throws {

@@ -65,9 +65,11 @@ import TokenGateTesting
         try await RedisServer.with { server async throws in
             try await server.withClient { client async throws in
                 try await client.withConnection { connection async throws in
-                    // A command that holds up the connection (not the server) for 10 s goes first: the server is
-                    // seen blocking it before the next command is sent.
-                    let slow = Task { try await connection.send(["BLPOP", "empty", "10"], deadline: .seconds(60)) }
+                    // A command that holds up the connection (not the server) for 120 s goes first: the server is
+                    // seen blocking it before the next command is sent. Long, because under the whole suite the
+                    // timeout's task waited more than 10 s for a cooperative thread and BLPOP answered first (CI);
+                    // when the test passes, the timeout closes the connection and nothing waits for BLPOP.
+                    let slow = Task { try await connection.send(["BLPOP", "empty", "120"], deadline: .seconds(300)) }
                     let blocking = try await server.withClient { observer async throws in
                         try await eventually {
                             let info = try await observer.send(["INFO", "clients"]).string ?? ""

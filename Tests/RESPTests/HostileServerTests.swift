@@ -115,7 +115,9 @@ import Testing
         try await Self.withFakeServer(replying: "") { port async throws in
             var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
             configuration.password = "secret"
-            configuration.commandTimeout = .milliseconds(300)
+            // The cancel must come before AUTH times out: with 300 ms a busy CI machine woke the 50 ms sleep after
+            // the timeout, so the caller saw a failure. Three seconds leave that margin at the cost of one wait.
+            configuration.commandTimeout = .seconds(3)
             configuration.reconnectBackoff = .init(initial: .seconds(30), maximum: .seconds(30))
             let client = try RESPClient(configuration: configuration)
             let caller = Task { try await client.ping() }

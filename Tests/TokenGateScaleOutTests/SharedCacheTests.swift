@@ -119,7 +119,10 @@ struct SharedCacheTests {
             #expect(fromB.status == 200 && fromC.status == 200)
             #expect(fromB.token == fromC.token)
             #expect(fixture.probes[1].calls + fixture.probes[2].calls == 1)
-            #expect(waited < .seconds(3), "the lock lapses after 1 s; waited \(waited)")
+            // The stuck holder never finishes, so any answer at all shows its lock lapsed; one backend call between
+            // B and C shows they did not each give up and mint alone. The bound only rules out waiting for the
+            // holder or for the 10 s default expiry: under ThreadSanitizer a mint took the 1 s lock to 3.3 s (CI).
+            #expect(waited < .seconds(8), "the lock lapses after 1 s; waited \(waited)")
         }
     }
 }

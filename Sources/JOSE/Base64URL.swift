@@ -30,6 +30,39 @@ public enum Base64URL {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// The length of the unpadded base64url text for `count` bytes.
+    public static func encodedCount(of count: Int) -> Int { (count * 4 + 2) / 3 }
+
+    /// Hands the unpadded base64url text of `bytes` to `body`, encoded into temporary storage (on the stack for
+    /// a signature's few hundred bytes): for writing a token out without building its string.
+    public static func withEncoded<Result>(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let count = encodedCount(of: bytes.count)
+        return withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 1) { output in
+            alphabet.withUnsafeBufferPointer { alphabet in
+                var written = 0
+                var index = 0
+                while index < bytes.count {
+                    let remaining = bytes.count - index
+                    let chunk = UInt32(bytes[index]) << 16 | UInt32(remaining > 1 ? bytes[index + 1] : 0) << 8
+                        | UInt32(remaining > 2 ? bytes[index + 2] : 0)
+                    output[written] = alphabet[Int(chunk >> 18 & 0x3F)]
+                    output[written + 1] = alphabet[Int(chunk >> 12 & 0x3F)]
+                    written += 2
+                    if remaining > 1 {
+                        output[written] = alphabet[Int(chunk >> 6 & 0x3F)]
+                        written += 1
+                    }
+                    if remaining > 2 {
+                        output[written] = alphabet[Int(chunk & 0x3F)]
+                        written += 1
+                    }
+                    index += 3
+                }
+                return body(UnsafeRawBufferPointer(rebasing: output[..<written]))
+            }
+        }
+    }
+
     /// Decodes canonical unpadded base64url, or returns `nil` for anything else.
     public static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
         decode(utf8: Array(text.utf8))

@@ -110,7 +110,7 @@ public struct TokenBodyFormat: TokenResponseFormat {
         for part in parts {
             switch part {
             case .fixed: break
-            case .token: count += token.isJSONSafe ? token.compact.utf8.count + 2 : JSON.serialize(.string(token.compact)).count
+            case .token: count += token.isJSONSafe ? token.byteCount + 2 : JSON.serialize(.string(token.compact)).count
             case .tokenType: count += context.tokenType.rawValue.utf8.count + 2
             case .context: count += Self.contextByteCount(context)
             case .integer(let field): count += Self.decimalDigits(value(field, of: token, now: now))
@@ -125,7 +125,9 @@ public struct TokenBodyFormat: TokenResponseFormat {
             case .fixed(let bytes):
                 bytes.withUnsafeBytes(sink)
             case .token where token.isJSONSafe:
-                Self.writeString(token.compact, to: sink)
+                Self.writeASCII("\"", to: sink)
+                token.write(to: sink)
+                Self.writeASCII("\"", to: sink)
             case .token:
                 // Never a compact JWS; rendered escaped rather than refused.
                 JSON.serialize(.string(token.compact)).withUnsafeBytes(sink)

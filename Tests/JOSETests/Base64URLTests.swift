@@ -27,6 +27,16 @@ import Testing
         #expect(Base64URL.decode(text) == nil)
     }
 
+    @Test func encodingIntoTemporaryStorageWritesWhatEncodeReturns() {
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 13) }
+        for length in 0...bytes.count {
+            let slice = Array(bytes.prefix(length))
+            let text = slice.withUnsafeBytes { Base64URL.withEncoded($0) { String(decoding: $0, as: UTF8.self) } }
+            #expect(text == Base64URL.encode(slice))
+            #expect(text.utf8.count == Base64URL.encodedCount(of: length))
+        }
+    }
+
     @Test func roundTripsEveryByteValue() {
         let bytes = (0...255).map { UInt8($0) }
         for length in 0...bytes.count {

@@ -16,6 +16,9 @@ public final class ProviderRuntime: Sendable {
     let authenticator: CallerAuthenticator
     let authorizer: ProviderAuthorizer
     let cache: TokenCache<TokenContext, DeliveredToken>
+    /// The header segments its cached tokens share. A new one per generation: tokens a kept cache already holds
+    /// keep sharing theirs.
+    let tokenHeaders = TokenHeaderSegments()
     let limiters: ProviderLimiters
     /// With shared state: the limits at this replica's share, applied while the store is unreachable.
     let fallbackLimiters: ProviderLimiters?

@@ -277,7 +277,8 @@ public final class TokenService: Sendable {
                     "the backend's stated expiry disagrees with the token's exp; using exp",
                     metadata: ["provider": "\(settings.id)", "reason": "expiry_mismatch", "stated": "\(stated)", "exp": "\(expiresAt)"])
             }
-            let token = DeliveredToken(compact: issued.compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt)
+            let token = DeliveredToken(
+                compact: issued.compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt, sharingHeaderIn: runtime.tokenHeaders)
             audit.record(
                 AuditRecord(
                     time: now, provider: settings.id, context: context, caller: caller, keyID: verified.keyID,
@@ -303,7 +304,7 @@ public final class TokenService: Sendable {
         }
         let expiresAt = verified.expiresAt ?? now
         guard expiresAt - now >= Self.refreshBeforeSeconds(runtime.settings.cache) else { return .stale }
-        return .usable(DeliveredToken(compact: compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt))
+        return .usable(DeliveredToken(compact: compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt, sharingHeaderIn: runtime.tokenHeaders))
     }
 
     /// Seconds before expiry at which a cached token is refreshed (never less than the minimum it is served with).

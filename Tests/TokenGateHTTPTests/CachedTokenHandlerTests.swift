@@ -10,14 +10,15 @@ import TokenGateTesting
 
 @testable import TokenGateHTTP
 
-/// The event loop's answer to a cached hit, on an `EmbeddedChannel`: what it answers itself (written out, nothing
-/// read on), and what it hands on to the router (read on as it came, nothing written, nothing charged).
+/// The event loop's answers to token requests, on a `NIOAsyncTestingChannel`: what it answers itself (written
+/// out, nothing read on; a miss once the service's full path has minted), and what it hands on to the router (read
+/// on as it came, nothing written, nothing charged).
 @Suite struct CachedTokenHandlerTests {
-    /// A real token service on the gateway fixture's configuration, its handler on an embedded channel.
+    /// A real token service on the gateway fixture's configuration, its handler on a testing channel.
     struct Harness {
         let fixture: GatewayFixture
         let service: TokenService
-        let channel: EmbeddedChannel
+        let channel: NIOAsyncTestingChannel
 
         init(rateLimits: String = "{}") async throws {
             fixture = try GatewayFixture(rateLimits: rateLimits)
@@ -26,8 +27,10 @@ import TokenGateTesting
                 registry: fixture.registry, environment: [:], clock: fixture.clock.gatewayClock, logger: logger,
                 jwksFetcher: HTTPJWKSFetcher(client: HTTPClient.shared))
             service = TokenService(generation: try await assembler.build(path: fixture.configPath), clock: fixture.clock.gatewayClock, logger: logger)
-            let routes = TokenRoutes(service: service, clock: fixture.clock.gatewayClock)
-            channel = EmbeddedChannel(handler: CachedTokenHandler(responder: CachedTokenResponder(routes: routes, serverName: "TokenGate")))
+            let responder = CachedTokenResponder(routes: TokenRoutes(service: service, clock: fixture.clock.gatewayClock), serverName: "TokenGate")
+            channel = try await NIOAsyncTestingChannel { channel in
+                try channel.pipeline.syncOperations.addHandler(CachedTokenHandler(responder: responder))
+            }
         }
 
         /// Mints `trip`'s token through the service's full path, as the router would.
@@ -43,17 +46,17 @@ import TokenGateTesting
             return HTTPRequest(method: .get, scheme: nil, authority: "127.0.0.1", path: FastPathTests.trip(trip), headerFields: fields)
         }
 
-        func send(_ request: HTTPRequest, body: String? = nil) throws {
-            try channel.writeInbound(HTTPRequestPart.head(request))
-            if let body { try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: body))) }
-            try channel.writeInbound(HTTPRequestPart.end(nil))
-            channel.pipeline.fireChannelReadComplete()
+        func send(_ request: HTTPRequest, body: String? = nil) async throws {
+            try await channel.writeInbound(HTTPRequestPart.head(request))
+            if let body { try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: body))) }
+            try await channel.writeInbound(HTTPRequestPart.end(nil))
+            try await channel.testingEventLoop.executeInContext { channel.pipeline.fireChannelReadComplete() }
         }
 
         /// The parts handed on to the router, in order, as `h`, `b`, `e`.
-        func handedOn() throws -> String {
+        func handedOn() async throws -> String {
             var parts = ""
-            while let part = try channel.readInbound(as: HTTPRequestPart.self) {
+            while let part = try await channel.readInbound(as: HTTPRequestPart.self) {
                 switch part {
                 case .head: parts += "h"
                 case .body: parts += "b"
@@ -63,20 +66,32 @@ import TokenGateTesting
             return parts
         }
 
-        /// The answer written on the event loop, if any: head and body.
-        func answered() throws -> (HTTPResponse, String)? {
-            guard case .head(let head)? = try channel.readOutbound(as: HTTPResponsePart.self) else { return nil }
-            guard case .body(let body)? = try channel.readOutbound(as: HTTPResponsePart.self),
-                case .end? = try channel.readOutbound(as: HTTPResponsePart.self)
+        /// The answer written on the event loop so far, if any: head and body.
+        func answered() async throws -> (HTTPResponse, String)? {
+            guard case .head(let head)? = try await channel.readOutbound(as: HTTPResponsePart.self) else { return nil }
+            return try await rest(of: head)
+        }
+
+        /// The next answer written on the event loop, waiting for it (a fetch's).
+        func nextAnswer() async throws -> (HTTPResponse, String) {
+            guard case .head(let head) = try await channel.waitForOutboundWrite(as: HTTPResponsePart.self) else {
+                throw HarnessError.incompleteAnswer
+            }
+            return try await rest(of: head)
+        }
+
+        private func rest(of head: HTTPResponse) async throws -> (HTTPResponse, String) {
+            guard case .body(let body)? = try await channel.readOutbound(as: HTTPResponsePart.self),
+                case .end? = try await channel.readOutbound(as: HTTPResponsePart.self)
             else { throw HarnessError.incompleteAnswer }
             return (head, String(buffer: body))
         }
 
         /// What the router writes when it has answered a request it was handed.
-        func routerAnswers() throws {
-            try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
-            try channel.writeOutbound(HTTPResponsePart.end(nil))
-            while try channel.readOutbound(as: HTTPResponsePart.self) != nil {}
+        func routerAnswers() async throws {
+            try await channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
+            try await channel.writeOutbound(HTTPResponsePart.end(nil))
+            while try await channel.readOutbound(as: HTTPResponsePart.self) != nil {}
         }
     }
 
@@ -85,25 +100,47 @@ import TokenGateTesting
     @Test func aCachedHitIsAnsweredOnTheLoopAndNothingReachesTheRouter() async throws {
         let harness = try await Harness()
         let token = try await harness.warm("trip-42")
-        try harness.send(harness.request("trip-42"))
-        let (head, body) = try #require(try harness.answered())
+        try await harness.send(harness.request("trip-42"))
+        let (head, body) = try #require(try await harness.answered())
         #expect(head.status == .ok)
         #expect(head.headerFields[.contentLength] == String(body.utf8.count))
         #expect(head.headerFields[.server] == "TokenGate")
         #expect(body.contains(#""token":"\#(token)""#))
-        #expect(try harness.handedOn() == "")
+        #expect(try await harness.handedOn() == "")
         #expect(harness.fixture.probe.calls == 1)
     }
 
-    /// A miss goes on as it came, and nothing was charged for it: with a burst of one, the router's own check still
-    /// lets it through.
-    @Test func aMissIsHandedOnUnchargedAndUnminted() async throws {
+    /// A miss is minted by the service's full path and answered from the loop when the token comes: the router
+    /// never sees it, and it is charged once (with a burst of one, the next request is refused).
+    @Test func aMissIsMintedAndAnsweredWithoutTheRouter() async throws {
         let harness = try await Harness(rateLimits: "{ context: { rate: 1/h, burst: 1 } }")
-        try harness.send(harness.request("trip-7"))
-        #expect(try harness.handedOn() == "he")
-        #expect(try harness.answered() == nil)
-        #expect(harness.fixture.probe.calls == 0)
-        _ = try await harness.warm("trip-7")
+        try await harness.send(harness.request("trip-7", extra: [.xRequestID: "miss-1"]))
+        let (head, body) = try await harness.nextAnswer()
+        #expect(head.status == .ok)
+        #expect(head.headerFields[.xRequestID] == "miss-1")
+        #expect(head.headerFields[.contentLength] == String(body.utf8.count))
+        #expect(harness.fixture.probe.calls == 1)
+        #expect(try await harness.handedOn() == "")
+        try await harness.send(harness.request("trip-7"))
+        #expect(try await harness.answered()?.0.status == .tooManyRequests)
+    }
+
+    /// Requests read while a mint is under way wait for its answer, then are answered in order; the read the
+    /// channel asked for meanwhile is made after.
+    @Test func requestsBehindAMintWaitForItsAnswer() async throws {
+        let harness = try await Harness()
+        _ = try await harness.warm("trip-1")
+        harness.fixture.probe.holdCalls()
+        try await harness.send(harness.request("trip-2", extra: [.xRequestID: "first"]))
+        try await harness.send(harness.request("trip-1", extra: [.xRequestID: "second"]))
+        #expect(try await harness.answered() == nil)
+        harness.fixture.probe.releaseCalls()
+        let (first, _) = try await harness.nextAnswer()
+        #expect(first.headerFields[.xRequestID] == "first")
+        let (second, _) = try #require(try await harness.answered())
+        #expect(second.headerFields[.xRequestID] == "second")
+        #expect(try await harness.handedOn() == "")
+        #expect(harness.fixture.probe.calls == 2)
     }
 
     /// Behind a request handed on, a hit waits its turn (handed on too) until the router has answered every one
@@ -111,33 +148,33 @@ import TokenGateTesting
     @Test func whileTheRouterOwesAnAnswerLaterHitsAreHandedOnInOrder() async throws {
         let harness = try await Harness()
         _ = try await harness.warm("trip-1")
-        try harness.send(harness.request("trip-2"))
-        try harness.send(harness.request("trip-1"))
-        #expect(try harness.handedOn() == "hehe")
-        #expect(try harness.answered() == nil)
+        try await harness.send(harness.request("trip-1"), body: "x")
+        try await harness.send(harness.request("trip-1"))
+        #expect(try await harness.handedOn() == "hbehe")
+        #expect(try await harness.answered() == nil)
         // The router answers the first; one is still owed, so the next hit is handed on too (two owed again).
-        try harness.routerAnswers()
-        try harness.send(harness.request("trip-1"))
-        #expect(try harness.handedOn() == "he")
-        #expect(try harness.answered() == nil)
-        try harness.routerAnswers()
-        try harness.routerAnswers()
-        try harness.send(harness.request("trip-1"))
-        #expect(try harness.answered()?.0.status == .ok)
-        #expect(try harness.handedOn() == "")
+        try await harness.routerAnswers()
+        try await harness.send(harness.request("trip-1"))
+        #expect(try await harness.handedOn() == "he")
+        #expect(try await harness.answered() == nil)
+        try await harness.routerAnswers()
+        try await harness.routerAnswers()
+        try await harness.send(harness.request("trip-1"))
+        #expect(try await harness.answered()?.0.status == .ok)
+        #expect(try await harness.handedOn() == "")
     }
 
     @Test func aHitWithABodyAnOriginOrConnectionCloseIsHandedOn() async throws {
         let harness = try await Harness()
         _ = try await harness.warm("trip-1")
-        try harness.send(harness.request("trip-1"), body: "x")
-        #expect(try harness.handedOn() == "hbe")
-        try harness.routerAnswers()
+        try await harness.send(harness.request("trip-1"), body: "x")
+        #expect(try await harness.handedOn() == "hbe")
+        try await harness.routerAnswers()
         for extra: HTTPFields in [[.origin: "http://localhost:3000"], [.connection: "close"]] {
-            try harness.send(harness.request("trip-1", extra: extra))
-            #expect(try harness.handedOn() == "he")
-            #expect(try harness.answered() == nil)
-            try harness.routerAnswers()
+            try await harness.send(harness.request("trip-1", extra: extra))
+            #expect(try await harness.handedOn() == "he")
+            #expect(try await harness.answered() == nil)
+            try await harness.routerAnswers()
         }
     }
 
@@ -151,19 +188,19 @@ import TokenGateTesting
         let harness = try await Harness()
         _ = try await harness.warm("trip-1")
         let request = HTTPRequest(method: .get, scheme: nil, authority: "127.0.0.1", path: path, headerFields: [:])
-        try harness.channel.writeInbound(HTTPRequestPart.head(request))
-        #expect(try harness.handedOn() == "h")
+        try await harness.channel.writeInbound(HTTPRequestPart.head(request))
+        #expect(try await harness.handedOn() == "h")
     }
 
     /// A refusal decided on the loop is answered there, once: the router never sees it to count it again.
     @Test func aRefusalOfACachedContextIsAnsweredOnTheLoop() async throws {
         let harness = try await Harness()
         _ = try await harness.warm("trip-1")
-        try harness.send(harness.request("trip-1", key: "not-a-key-of-anyone-0123456789"))
-        let (head, body) = try #require(try harness.answered())
+        try await harness.send(harness.request("trip-1", key: "not-a-key-of-anyone-0123456789"))
+        let (head, body) = try #require(try await harness.answered())
         #expect(head.status == .unauthorized)
         #expect(body.contains(#""code":"unauthenticated""#))
-        #expect(try harness.handedOn() == "")
+        #expect(try await harness.handedOn() == "")
     }
 
     @Test func theDateHeaderIsAnIMFFixdate() {

@@ -2,8 +2,9 @@ import Testing
 import TokenGateCore
 import TokenGateTesting
 
-/// `server.fastPath`: a cached hit answered on the event loop must be the router's answer, in the router's order,
-/// charged once. Every other HTTP suite runs through both paths (`scripts/test` runs them again with it off).
+/// `server.fastPath`: a token request answered from the event loop (a hit at once, a miss when its mint is done)
+/// must be the router's answer, in the router's order, charged once. Every other HTTP suite runs through both paths
+/// (`scripts/test` runs them again with it off).
 @Suite struct FastPathTests {
     static func trip(_ id: String) -> String { "/v1/providers/acme-rides/tokens/consumer?tripId=\(id)" }
 
@@ -12,8 +13,8 @@ import TokenGateTesting
         return "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-ID: \(id)\r\n\(authorization)\r\n"
     }
 
-    /// The first request mints through the router, the second is a hit: with the clock still, the two answers
-    /// differ in nothing but the `Date` the server's clock writes.
+    /// The first request mints, the second is a hit: with the clock still, the two answers differ in nothing but
+    /// the `Date` the server's clock writes.
     @Test(arguments: [true, false])
     func aHitIsAnsweredByteForByteAsTheRouterAnswersIt(fastPath: Bool) async throws {
         let fixture = try GatewayFixture(server: "{ fastPath: \(fastPath) }")
@@ -74,14 +75,33 @@ import TokenGateTesting
         }
     }
 
-    /// A request the fast path hands on (a miss) is charged by the router only; the hit after it by the fast path
-    /// only. With a burst of two, the third request is the first refused.
+    /// A miss is charged once by the full path, the hit after it once by the fast path's own check. With a burst
+    /// of two, the third request is the first refused.
     @Test(arguments: [true, false])
     func eachRequestIsChargedOnceWhicheverPathAnswersIt(fastPath: Bool) async throws {
         let fixture = try GatewayFixture(rateLimits: "{ context: { rate: 1/h, burst: 2 } }", server: "{ fastPath: \(fastPath) }")
         try await fixture.withGateway { gateway in
             let statuses = try await (0..<3).asyncMap { _ in try await gateway.get(Self.trip("trip-9"), bearer: GatewayFixture.apiKey).status }
             #expect(statuses == [200, 200, 429])
+            #expect(fixture.probe.calls == 1)
+        }
+    }
+
+    /// A client that hangs up while its token is minted costs nothing more: the token is cached, and the next
+    /// client gets it on a new connection without a second mint.
+    @Test func aClientGoneDuringItsMintLeavesTheTokenCached() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            fixture.probe.holdCalls()
+            let leaving = try await RawConnection.open(port: gateway.port)
+            try await leaving.send(Self.get(Self.trip("trip-5"), id: "leaving") + Self.get(Self.trip("trip-6"), id: "never-read"))
+            #expect(try await eventually { fixture.probe.calls == 1 })
+            await leaving.close()
+            fixture.probe.releaseCalls()
+            let next = try await RawConnection.open(port: gateway.port)
+            try await next.send(Self.get(Self.trip("trip-5"), id: "next"))
+            let answer = try #require(try await next.readResponse())
+            #expect(answer.status == 200 && answer.header("X-Request-ID") == "next")
             #expect(fixture.probe.calls == 1)
         }
     }

@@ -11,7 +11,7 @@ extension ServerSettings {
     ///   listenBacklog: 65535     # 1...65535, default 65535 (Linux caps it at net.core.somaxconn)
     ///   idleTimeout: 60s         # 1s...1h, default 60s
     ///   readTimeout: 10s         # 100ms...5m, default 10s
-    ///   fastPath: true           # cached tokens answered on the event loop; default true
+    ///   fastPath: true           # token requests answered from the event loop; default true
     ///   admin:                   # metrics and health; default 127.0.0.1:9464; `admin: { enabled: false }` for none
     ///     host: 127.0.0.1
     ///     port: 9464

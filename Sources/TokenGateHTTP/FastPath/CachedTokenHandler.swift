@@ -3,15 +3,17 @@ import NIOCore
 import NIOHTTPTypes
 import TokenGateCore
 
-/// Answers cached tokens on the connection's event loop, in front of Hummingbird's request loop, and hands
+/// Answers token requests from the connection's event loop, in front of Hummingbird's request loop, and hands
 /// everything else on to that loop unchanged.
 ///
-/// A GET of the token route is held from its head to its end; then ``CachedTokenResponder`` answers it, or the
-/// request goes on as it came. Answers leave in request order: while a request handed on is unanswered, every
-/// later one is handed on too, and a request that arrives with a body, or while the connection cannot take more
-/// output, is handed on (the router's writer waits for the client; this handler would only buffer). Placed after
-/// Hummingbird's `HTTPConnectionStateHandler`, which sees these requests and answers like any other: its idle
-/// timeout and graceful shutdown work unchanged.
+/// A GET of the token route is held from its head to its end; then ``CachedTokenResponder`` answers it at once (a
+/// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
+/// miss: a mint costs no request task), or the request goes on as it came. Answers leave in request order: while
+/// a request handed on is unanswered, every later one is handed on too; while a fetch is under way, nothing more is
+/// read from the socket and requests already read wait here. A request that arrives with a body, or while the
+/// connection cannot take more output, is handed on (the router's writer waits for the client; this handler would
+/// only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`, which sees these requests and answers
+/// like any other: its idle timeout and graceful shutdown work unchanged.
 final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -25,13 +27,27 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Requests handed on whose answer has not been written completely.
     private var unanswered = 0
     private var needsFlush = false
+    /// A fetch is under way: later parts wait in `waiting`, and a read asked for meanwhile in `readDeferred`.
+    private var fetching = false
+    private var waiting: [HTTPRequestPart] = []
+    private var readDeferred = false
+    private var isActive = true
 
     init(responder: CachedTokenResponder) {
         self.responder = responder
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if fetching {
+            waiting.append(part)
+            return
+        }
+        process(part, context: context)
+    }
+
+    private func process(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        switch part {
         case .head(let request):
             if unanswered == 0, let route = responder.route(of: request) {
                 held = (request, route)
@@ -42,22 +58,59 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if let (request, _) = held.take() {
                 handOn(.head(request), context: context)
             }
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(part))
         case .end(let trailers):
             if let (request, route) = held.take() {
-                if trailers == nil, context.channel.isWritable,
-                    case .response(let response, let body) = responder.answer(
-                        request, route: route, peer: PeerAddress(context.channel.remoteAddress), date: date.now())
-                {
-                    context.write(wrapOutboundOut(.head(response)), promise: nil)
-                    context.write(wrapOutboundOut(.body(body)), promise: nil)
-                    context.write(wrapOutboundOut(.end(nil)), promise: nil)
-                    needsFlush = true
-                    return
+                if trailers == nil, context.channel.isWritable {
+                    switch responder.answer(request, route: route, peer: PeerAddress(context.channel.remoteAddress), date: date.now()) {
+                    case .response(let response, let body):
+                        write(response, body, context: context)
+                        return
+                    case .fetch(let query):
+                        fetch(query, context: context)
+                        return
+                    case .passOn:
+                        break
+                    }
                 }
                 handOn(.head(request), context: context)
             }
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(part))
+        }
+    }
+
+    private func write(_ response: HTTPResponse, _ body: ByteBuffer, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(response)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        needsFlush = true
+    }
+
+    /// Runs the service's full path for `query` in a task and writes its answer from the event loop, then reads on.
+    private func fetch(_ query: TokenQuery, context: ChannelHandlerContext) {
+        fetching = true
+        let responder = self.responder
+        let answer = context.eventLoop.makePromise(of: CachedTokenResponder.Fetched.self)
+        answer.completeWithTask { await responder.fetch(query) }
+        answer.futureResult.assumeIsolated().whenSuccess { fetched in
+            self.fetching = false
+            // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
+            guard self.isActive else { return }
+            self.write(responder.head(of: fetched, date: self.date.now()), fetched.body, context: context)
+            self.readWaiting(context: context)
+        }
+    }
+
+    /// The parts read while a fetch was under way, in order (until one of them starts a fetch of its own), then
+    /// the read that was deferred.
+    private func readWaiting(context: ChannelHandlerContext) {
+        while !fetching, !waiting.isEmpty {
+            process(waiting.removeFirst(), context: context)
+        }
+        channelReadComplete(context: context)
+        if !fetching, readDeferred {
+            readDeferred = false
+            context.read()
         }
     }
 
@@ -68,6 +121,20 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.flush()
         }
         context.fireChannelReadComplete()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if fetching {
+            readDeferred = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isActive = false
+        waiting = []
+        context.fireChannelInactive()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

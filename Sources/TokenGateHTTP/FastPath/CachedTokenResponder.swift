@@ -2,12 +2,14 @@ import HTTPTypes
 import NIOCore
 import TokenGateCore
 
-/// The token route's answer to a request a cached token can answer at once, without Hummingbird's request task.
+/// The token route's answer to a token request, without Hummingbird's request task.
 ///
-/// It runs the token route's own code, synchronously: the route's `query(target:…)` builds the query,
-/// ``TokenService/cachedToken(for:)`` runs the service's checks and the cache, and the answer carries the same status, headers in the same order, and body the router's would (the request ID, `Date` and
-/// `Server` included). Whatever it cannot answer so (another route or method, a browser's request, a
-/// `Connection: close`, a miss, a tenant's authorizer, shared state) is passed on, uncharged, to the router.
+/// It runs the token route's own code: the route's `query(target:…)` builds the query,
+/// ``TokenService/cachedToken(for:)`` runs the service's checks and the cache synchronously, and what needs
+/// waiting (a miss, a refresh-ahead, a tenant's authorizer, shared state) goes to ``TokenService/token(for:)``, the
+/// call the router makes. The answer carries the same status, headers in the same order, and body the router's
+/// would (the request ID, `Date` and `Server` included). What the router must shape (another route or method, a
+/// browser's request and its CORS headers, a `Connection: close`) is passed on, uncharged, to the router.
 struct CachedTokenResponder: Sendable {
     let routes: TokenRoutes
     /// The `Server` header, as the application sends it.
@@ -15,8 +17,18 @@ struct CachedTokenResponder: Sendable {
 
     enum Answer {
         case response(HTTPResponse, body: ByteBuffer)
+        /// Only the service's full path can answer `query`: ``fetch(_:)`` it. Nothing was counted or charged.
+        case fetch(TokenQuery)
         /// For the router: nothing was counted or charged.
         case passOn
+    }
+
+    /// The answer of the service's full path, without the headers of the moment (``response(to:date:)``).
+    struct Fetched: Sendable {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: ByteBuffer
+        let requestID: String
     }
 
     /// The token route target of `request` when it may be one this answers: a GET of the token route's plain
@@ -52,8 +64,25 @@ struct CachedTokenResponder: Sendable {
         case .refused(let error):
             return response(to: error, requestID: requestID, date: date)
         case .needsFullPath:
-            return .passOn
+            return .fetch(query)
         }
+    }
+
+    /// The answer to `query` (from ``answer(_:route:peer:date:)``) by the service's full path: the token route's
+    /// own rendering of a grant or of an error.
+    func fetch(_ query: TokenQuery) async -> Fetched {
+        do throws(TokenGateError) {
+            let grant = try await routes.service.token(for: query)
+            let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
+            return Fetched(status: .ok, headers: TokenRoutes.jsonHeaders(cacheControl: "no-store"), body: body, requestID: query.requestID ?? "")
+        } catch {
+            return Fetched(status: error.status, headers: error.headers, body: error.bodyBuffer, requestID: query.requestID ?? "")
+        }
+    }
+
+    /// The response head for `fetched`, with `date` for the `Date` header.
+    func head(of fetched: Fetched, date: String) -> HTTPResponse {
+        head(fetched.status, fetched.headers, bodyCount: fetched.body.readableBytes, requestID: fetched.requestID, date: date)
     }
 
     private func response(to error: TokenGateError, requestID: String, date: String) -> Answer {
@@ -65,12 +94,16 @@ struct CachedTokenResponder: Sendable {
     private func response(
         _ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, requestID: String, date: String
     ) -> Answer {
+        .response(head(status, headers, bodyCount: body.readableBytes, requestID: requestID, date: date), body: body)
+    }
+
+    private func head(_ status: HTTPResponse.Status, _ headers: HTTPFields, bodyCount: Int, requestID: String, date: String) -> HTTPResponse {
         var headers = headers
-        headers.append(HTTPField(name: .contentLength, value: String(body.readableBytes)))
+        headers.append(HTTPField(name: .contentLength, value: String(bodyCount)))
         headers.append(HTTPField(name: .xRequestID, value: requestID))
         headers.append(HTTPField(name: .date, value: date))
         headers.append(HTTPField(name: .server, value: serverName))
-        return .response(HTTPResponse(status: status, headerFields: headers), body: body)
+        return HTTPResponse(status: status, headerFields: headers)
     }
 }
 

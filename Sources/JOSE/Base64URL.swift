@@ -15,19 +15,8 @@ public enum Base64URL {
 
     /// Encodes bytes as unpadded base64url.
     public static func encode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        var output = [UInt8]()
-        output.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var iterator = bytes.makeIterator()
-        while let first = iterator.next() {
-            let second = iterator.next()
-            let third = iterator.next()
-            let chunk = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
-            output.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            output.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            if second != nil { output.append(alphabet[Int(chunk >> 6 & 0x3F)]) }
-            if third != nil { output.append(alphabet[Int(chunk & 0x3F)]) }
-        }
-        return String(decoding: output, as: UTF8.self)
+        let encode = { (raw: UnsafeRawBufferPointer) in withEncoded(raw) { String(decoding: $0, as: UTF8.self) } }
+        return bytes.withContiguousStorageIfAvailable { encode(UnsafeRawBufferPointer($0)) } ?? Array(bytes).withUnsafeBytes(encode)
     }
 
     /// The length of the unpadded base64url text for `count` bytes.

@@ -1,3 +1,4 @@
+import Foundation
 import JOSE
 import Testing
 
@@ -27,13 +28,19 @@ import Testing
         #expect(Base64URL.decode(text) == nil)
     }
 
-    @Test func encodingIntoTemporaryStorageWritesWhatEncodeReturns() {
-        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 13) }
+    /// Against Foundation's base64, made URL-safe and unpadded: every length up to a large RSA signature's.
+    @Test func encodesAsFoundationsBase64WithTheURLAlphabetAndNoPadding() {
+        let bytes = (0..<520).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 13) }
         for length in 0...bytes.count {
             let slice = Array(bytes.prefix(length))
-            let text = slice.withUnsafeBytes { Base64URL.withEncoded($0) { String(decoding: $0, as: UTF8.self) } }
-            #expect(text == Base64URL.encode(slice))
-            #expect(text.utf8.count == Base64URL.encodedCount(of: length))
+            let reference = Data(slice).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let written = slice.withUnsafeBytes { Base64URL.withEncoded($0) { String(decoding: $0, as: UTF8.self) } }
+            #expect(written == reference)
+            #expect(Base64URL.encode(slice) == reference)
+            #expect(Base64URL.encode(slice[...]) == reference)
+            #expect(Base64URL.encode(slice.lazy.map { $0 }) == reference)  // no contiguous storage
+            #expect(reference.utf8.count == Base64URL.encodedCount(of: length))
         }
     }
 

@@ -23,7 +23,7 @@ struct CachedTokenResponder: Sendable {
         case passOn
     }
 
-    /// The answer of the service's full path, without the headers of the moment (``response(to:date:)``).
+    /// The answer of the service's full path, without the headers of the moment (``head(of:date:)`` adds them).
     struct Fetched: Sendable {
         let status: HTTPResponse.Status
         let headers: HTTPFields

@@ -1,8 +1,10 @@
+import AsyncHTTPClient
 import Foundation
 import JOSE
 import Logging
 import Testing
 import TokenGateCore
+import TokenGateHTTP
 import TokenGateTesting
 
 /// Reloading a running gateway: a generation is built beside the running one and swapped whole, keeping what did
@@ -248,5 +250,23 @@ import TokenGateTesting
             #expect(gateway.service.generation.number == 2)
             #expect(gateway.service.generation.configuration.providers[ProviderID("acme-rides")!]?.cache.maxEntries == 2000)
         }
+    }
+
+    /// A change made after the generation was built but before the watch first looks is a change too: the service
+    /// group starts the watch some time after the gateway is up (under load, after this test's rewrite: CI).
+    @Test func aChangeBeforeTheWatchFirstLooksIsSeen() async throws {
+        let fixture = try GatewayFixture()
+        let logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let assembler = GatewayAssembler(
+            registry: fixture.registry, environment: [:], clock: fixture.clock.gatewayClock, logger: logger,
+            jwksFetcher: HTTPJWKSFetcher(client: HTTPClient.shared))
+        let service = TokenService(generation: try await assembler.build(path: fixture.configPath), clock: fixture.clock.gatewayClock, logger: logger)
+        let reloader = GatewayReloader(
+            service: service, assembler: assembler, configurationPath: fixture.configPath, watchInterval: .milliseconds(50), logger: logger)
+        try fixture.rewriteConfig { $0.replacingOccurrences(of: "maxEntries: 1000", with: "maxEntries: 2000") }
+        let watching = Task { try await reloader.run() }
+        defer { watching.cancel() }
+        #expect(try await eventually { service.generation.number == 2 })
+        #expect(service.generation.configuration.providers[ProviderID("acme-rides")!]?.cache.maxEntries == 2000)
     }
 }

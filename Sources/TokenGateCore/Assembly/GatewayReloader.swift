@@ -27,6 +27,10 @@ public final class GatewayReloader: Service {
     private let triggers: AsyncStream<String>
     private let trigger: AsyncStream<String>.Continuation
     private let swap = Mutex<SwapSignal>(SwapSignal())
+    /// With a watch: the files' digest when the reloader was made, right after the running generation was built
+    /// from them, so a change made before the watch first looks (the service group starts it some time later) is
+    /// still seen as one.
+    private let digestAtStart: [UInt8]?
 
     struct SwapSignal {
         var pending = false
@@ -44,6 +48,7 @@ public final class GatewayReloader: Service {
         self.watchInterval = watchInterval
         self.logger = logger
         (triggers, trigger) = AsyncStream.makeStream(of: String.self)
+        digestAtStart = watchInterval == nil ? nil : Self.watchDigest(of: configurationPath, environment: assembler.environment)
     }
 
     /// Asks for a reload without waiting for it (what SIGHUP does).
@@ -188,11 +193,11 @@ public final class GatewayReloader: Service {
 
     /// Polls the configuration and every file it names; a change seen twice in a row (not mid-write) reloads.
     private func watch(every interval: Duration) async {
-        var loaded = watchDigest()
+        var loaded = digestAtStart
         var lastSeen = loaded
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { return }
-            let seen = watchDigest()
+            let seen = Self.watchDigest(of: configurationPath, environment: assembler.environment)
             if seen != loaded, seen == lastSeen {
                 loaded = seen
                 requestReload(trigger: "file change")
@@ -201,9 +206,9 @@ public final class GatewayReloader: Service {
         }
     }
 
-    private func watchDigest() -> [UInt8]? {
+    private static func watchDigest(of configurationPath: String, environment: [String: String]) -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: configurationPath) else { return nil }
-        let file = ConfigFile(path: configurationPath, environment: assembler.environment)
+        let file = ConfigFile(path: configurationPath, environment: environment)
         let text = (try? ConfigNode.parse([UInt8](data), file: file).fingerprintText()) ?? ""
         return try? Digest.sha256([UInt8](data) + Array(text.utf8))
     }

@@ -5,7 +5,7 @@ public import TokenGateCore
 /// Counts the gateway's backend calls around the real static-key signer, and can make that backend misbehave:
 /// fail outright (the gateway answers 503) or sign tokens for another trip (the gateway must refuse them, 502).
 public final class BackendProbe: Sendable {
-    private let state = Mutex<(calls: Int, failuresLeft: Int, wrongTrip: Bool)>((0, 0, false))
+    private let state = Mutex<(calls: Int, failuresLeft: Int, wrongTrip: Bool, callsPerContext: [TokenContext: Int])>((0, 0, false, [:]))
     private let timing = Mutex<(delay: Duration, held: Bool)>((.zero, false))
 
     /// Creates a probe that lets every call through.
@@ -13,6 +13,9 @@ public final class BackendProbe: Sendable {
 
     /// Backend calls so far, failed and misbehaving ones included.
     public var calls: Int { state.withLock { $0.calls } }
+
+    /// Backend calls so far for `context`.
+    public func calls(for context: TokenContext) -> Int { state.withLock { $0.callsPerContext[context, default: 0] } }
 
     /// The next `count` calls fail as `backend_unavailable`.
     public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
@@ -40,9 +43,10 @@ public final class BackendProbe: Sendable {
     }
 
     /// Records a call; says whether it must fail and whether it must sign for the wrong trip.
-    fileprivate func record() -> (fail: Bool, wrongTrip: Bool) {
+    fileprivate func record(_ context: TokenContext) -> (fail: Bool, wrongTrip: Bool) {
         state.withLock { state in
             state.calls += 1
+            state.callsPerContext[context, default: 0] += 1
             guard state.failuresLeft > 0 else { return (false, state.wrongTrip) }
             if state.failuresLeft != .max { state.failuresLeft -= 1 }
             return (true, state.wrongTrip)
@@ -70,7 +74,7 @@ struct ProbedBackend: TokenBackend {
     var tokenTypes: Set<TokenType> { inner.tokenTypes }
 
     func issue(_ request: TokenRequest) async throws -> IssuedToken {
-        let (fail, wrongTrip) = probe.record()
+        let (fail, wrongTrip) = probe.record(request.context)
         await probe.pace()
         if fail { throw TokenGateError(.backendUnavailable, "probe: the signer is down") }
         var request = request

@@ -6,7 +6,7 @@ import TokenGateCore
 ///
 /// It runs the token route's own code: the route's `query(target:…)` builds the query,
 /// ``TokenService/cachedToken(for:)`` runs the service's checks and the cache synchronously, and what needs
-/// waiting (a miss, a refresh-ahead, a tenant's authorizer, shared state) goes to ``TokenService/token(for:)``, the
+/// waiting (a miss, a refresh-ahead, a tenant's authorizer, shared state) goes to ``TokenService/token(for:fetchingOn:)``, the
 /// call the router makes. The answer carries the same status, headers in the same order, and body the router's
 /// would (the request ID, `Date` and `Server` included). What the router must shape (another route or method, a
 /// browser's request and its CORS headers, a `Connection: close`) is passed on, uncharged, to the router.
@@ -70,9 +70,9 @@ struct CachedTokenResponder: Sendable {
 
     /// The answer to `query` (from ``answer(_:route:peer:date:)``) by the service's full path: the token route's
     /// own rendering of a grant or of an error.
-    func fetch(_ query: TokenQuery) async -> Fetched {
+    func fetch(_ query: TokenQuery, on executor: (any TaskExecutor)? = nil) async -> Fetched {
         do throws(TokenGateError) {
-            let grant = try await routes.service.token(for: query)
+            let grant = try await routes.service.token(for: query, fetchingOn: executor)
             let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
             return Fetched(status: .ok, headers: TokenRoutes.jsonHeaders(cacheControl: "no-store"), body: body, requestID: query.requestID ?? "")
         } catch {

@@ -51,8 +51,11 @@ public final class AuditLog: Sendable {
         if previous > STDERR_FILENO { close(previous) }
     }
 
-    /// Writes `record` as one line.
-    func record(_ record: AuditRecord) {
+    /// Writes `record` as one line. With no destination the record is not even made: its fingerprint is a digest
+    /// of the token, and it is made on every mint.
+    func record(_ record: @autoclosure () -> AuditRecord) {
+        guard state.withLock({ $0.descriptor >= 0 }) else { return }
+        let record = record()
         let line = record.line
         let failed = state.withLock { sink -> Bool in
             guard sink.descriptor >= 0 else { return false }

@@ -60,23 +60,34 @@ public enum Base64URL {
     /// Decodes canonical unpadded base64url from UTF-8 bytes, or returns `nil` for anything else.
     public static func decode<Bytes: Collection<UInt8>>(utf8 input: Bytes) -> [UInt8]? {
         // A lone trailing character carries only 6 bits: never a whole byte.
-        if input.count % 4 == 1 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(input.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for byte in input {
-            let value = decodeTable[Int(byte)]
-            if value == 0xFF { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
+        let count = input.count
+        if count % 4 == 1 { return nil }
+        var isCanonical = true
+        // Every 4 characters make 3 bytes, and a tail of 2 or 3 makes 1 or 2: count * 3 / 4 exactly.
+        let output = [UInt8](unsafeUninitializedCapacity: count * 3 / 4) { buffer, initialized in
+            let table = decodeTable
+            var accumulator: UInt32 = 0
+            var bits = 0
+            var written = 0
+            for byte in input {
+                let value = table[Int(byte)]
+                if value == 0xFF {
+                    isCanonical = false
+                    break
+                }
+                accumulator = accumulator << 6 | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    buffer[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                    written += 1
+                    accumulator &= (1 << UInt32(bits)) - 1
+                }
             }
+            // Leftover bits must be zero, or two different strings would decode to the same bytes.
+            if accumulator != 0 { isCanonical = false }
+            initialized = written
         }
-        // Leftover bits must be zero, or two different strings would decode to the same bytes.
-        return accumulator == 0 ? output : nil
+        return isCanonical ? output : nil
     }
 }

@@ -28,8 +28,8 @@ import Testing
         #expect(Base64URL.decode(text) == nil)
     }
 
-    /// Against Foundation's base64, made URL-safe and unpadded: every length up to a large RSA signature's.
-    @Test func encodesAsFoundationsBase64WithTheURLAlphabetAndNoPadding() {
+    /// Against Foundation's base64, made URL-safe and unpadded, both ways: every length up to a large RSA signature's.
+    @Test func matchesFoundationsBase64WithTheURLAlphabetAndNoPaddingBothWays() {
         let bytes = (0..<520).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 13) }
         for length in 0...bytes.count {
             let slice = Array(bytes.prefix(length))
@@ -41,6 +41,8 @@ import Testing
             #expect(Base64URL.encode(slice[...]) == reference)
             #expect(Base64URL.encode(slice.lazy.map { $0 }) == reference)  // no contiguous storage
             #expect(reference.utf8.count == Base64URL.encodedCount(of: length))
+            #expect(Base64URL.decode(reference) == slice)
+            #expect(Base64URL.decode(utf8: reference.utf8.lazy.map { $0 }) == slice)  // no contiguous storage
         }
     }
 

@@ -28,10 +28,15 @@ public struct DeliveredToken: Expiring, Equatable {
 
     /// Creates a delivered token from the compact JWS `compact`, sharing its header segment through `headers`.
     public init(compact: String, issuedAt: Int64, expiresAt: Int64, sharingHeaderIn headers: TokenHeaderSegments? = nil) {
-        self.storage = Self.split(compact, headers: headers) ?? .text(compact)
+        // Over the contiguous UTF-8 bytes: this runs on every mint, and a String's views iterate generically.
+        var text = compact
+        let (storage, isJSONSafe) = text.withUTF8 { utf8 in
+            (Self.split(utf8, headers: headers), utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        }
+        self.storage = storage ?? .text(compact)
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
-        self.isJSONSafe = compact.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        self.isJSONSafe = isJSONSafe
     }
 
     /// The compact JWS, built anew on each call: writers of responses use ``write(to:)``. Never logged.
@@ -79,14 +84,13 @@ public struct DeliveredToken: Expiring, Equatable {
         return header.withUnsafeBytes { $0.baseAddress }
     }
 
-    private static func split(_ compact: String, headers: TokenHeaderSegments?) -> Storage? {
-        let utf8 = compact.utf8
+    private static func split(_ utf8: UnsafeBufferPointer<UInt8>, headers: TokenHeaderSegments?) -> Storage? {
         guard let headerDot = utf8.firstIndex(of: UInt8(ascii: ".")),
-            let payloadDot = utf8[utf8.index(after: headerDot)...].firstIndex(of: UInt8(ascii: ".")),
-            let signature = Base64URL.decode(utf8: utf8[utf8.index(after: payloadDot)...]),
+            let payloadDot = utf8[(headerDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+            let signature = Base64URL.decode(utf8: utf8[(payloadDot + 1)...]),
             !signature.isEmpty
         else { return nil }
-        let payload = utf8[utf8.index(after: headerDot)...payloadDot]
+        let payload = utf8[(headerDot + 1)...payloadDot]
         guard let start = UInt16(exactly: payload.count) else { return nil }
         let header = utf8[...headerDot]
         var rest: [UInt8] = []

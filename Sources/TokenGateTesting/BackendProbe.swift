@@ -1,4 +1,3 @@
-import NIOPosix
 import StaticKeySigner
 import Synchronization
 public import TokenGateCore
@@ -8,7 +7,6 @@ public import TokenGateCore
 public final class BackendProbe: Sendable {
     private let state = Mutex<(calls: Int, failuresLeft: Int, wrongTrip: Bool, callsPerContext: [TokenContext: Int])>((0, 0, false, [:]))
     private let timing = Mutex<(delay: Duration, held: Bool)>((.zero, false))
-    private let signedOnAnEventLoop = Mutex(0)
 
     /// Creates a probe that lets every call through.
     public init() {}
@@ -18,9 +16,6 @@ public final class BackendProbe: Sendable {
 
     /// Backend calls so far for `context`.
     public func calls(for context: TokenContext) -> Int { state.withLock { $0.callsPerContext[context, default: 0] } }
-
-    /// Calls that went on to sign on one of NIO's event loop threads (a fast-path mint runs on its connection's).
-    public var callsSignedOnAnEventLoop: Int { signedOnAnEventLoop.withLock { $0 } }
 
     /// The next `count` calls fail as `backend_unavailable`.
     public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
@@ -46,8 +41,6 @@ public final class BackendProbe: Sendable {
         if delay > .zero { try? await Task.sleep(for: delay) }
         while timing.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(10)) }
     }
-
-    fileprivate func noteSignedOnAnEventLoop() { signedOnAnEventLoop.withLock { $0 += 1 } }
 
     /// Records a call; says whether it must fail and whether it must sign for the wrong trip.
     fileprivate func record(_ context: TokenContext) -> (fail: Bool, wrongTrip: Bool) {
@@ -84,7 +77,6 @@ struct ProbedBackend: TokenBackend {
         let (fail, wrongTrip) = probe.record(request.context)
         await probe.pace()
         if fail { throw TokenGateError(.backendUnavailable, "probe: the signer is down") }
-        if MultiThreadedEventLoopGroup.currentEventLoop != nil { probe.noteSignedOnAnEventLoop() }
         var request = request
         if wrongTrip, case .trip = request.context { request.context = .trip(ContextID("someone-elses-trip")!) }
         return try await inner.issue(request)

@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 import TokenGateCore
 
@@ -78,23 +77,4 @@ final class TestTokenSource: Sendable {
         if isFailing { throw TestBackendError(attempt: attempt) }
         return TestToken(serial: attempt, expiresAt: clock.wallSeconds + lifetime)
     }
-}
-
-/// Runs each job on a serial dispatch queue of its own: an executor a task can prefer, other than the global one.
-final class SerialQueueTaskExecutor: TaskExecutor {
-    private let queue = DispatchQueue(label: "SerialQueueTaskExecutor")
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
-/// Whether each fetch ran preferring the executor a test expected, in order.
-final class PreferenceLog: Sendable {
-    private let entries = Mutex<[Bool]>([])
-
-    var preferred: [Bool] { entries.withLock { $0 } }
-
-    func note(_ preferred: Bool) { entries.withLock { $0.append(preferred) } }
 }

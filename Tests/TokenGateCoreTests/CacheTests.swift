@@ -96,24 +96,6 @@ import Testing
         #expect(source.calls == 2)
     }
 
-    /// A fetch and a refresh-ahead run in a task that prefers the executor named by the call that starts them (a
-    /// fast-path mint stays on its event loop); a call that names none leaves them to the global executor.
-    @Test func aFetchRunsOnTheExecutorItsStarterNames() async throws {
-        let cache = makeCache()
-        let executor = SerialQueueTaskExecutor()
-        let log = PreferenceLog()
-        let fetch: @Sendable () async throws -> TestToken = { [source] in
-            log.note(withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor())
-            return try await source.fetch()
-        }
-        #expect(try await cache.value(for: "trip-1", fetchingOn: executor, fetch: fetch).outcome == .miss)
-        clock.advance(by: .seconds(3_600 - 599))
-        #expect(try await cache.value(for: "trip-1", fetchingOn: executor, fetch: fetch).outcome == .refreshingAhead)
-        await cache.waitForRefreshes()
-        #expect(try await cache.value(for: "trip-2", fetch: fetch).outcome == .miss)
-        #expect(log.preferred == [true, true, false])
-    }
-
     /// What the event loop may serve without waiting: a hit or a value whose refresh already runs; never a value
     /// whose refresh is due (that request takes the full path, which starts it), and nothing it looks at starts a
     /// fetch.

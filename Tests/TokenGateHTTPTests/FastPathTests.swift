@@ -112,20 +112,6 @@ import TokenGateTesting
         }
     }
 
-    /// A miss the fast path answers is signed on its connection's event loop, without a hop to Swift's shared pool
-    /// and back; through the router it is signed in a task on that pool, as before.
-    @Test(arguments: [true, false])
-    func aMissIsSignedOnItsConnectionsEventLoop(fastPath: Bool) async throws {
-        let onTheFastPath = fastPath && ProcessInfo.processInfo.environment["TOKENGATE_TEST_FAST_PATH"] != "off"
-        let fixture = try GatewayFixture(server: "{ fastPath: \(fastPath) }")
-        try await fixture.withGateway { gateway in
-            let minted = try await gateway.get(Self.trip("trip-7"), bearer: GatewayFixture.apiKey)
-            #expect(minted.status == 200)
-            #expect(fixture.probe.calls == 1)
-            #expect(fixture.probe.callsSignedOnAnEventLoop == (onTheFastPath ? 1 : 0))
-        }
-    }
-
     /// `Connection: close`, a body, or a browser's `Origin` send a hit to the router, which closes the connection,
     /// reads the body, or adds CORS headers as it always does.
     @Test func hitsTheRouterMustShapeAreLeftToIt() async throws {

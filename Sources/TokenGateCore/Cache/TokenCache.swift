@@ -35,18 +35,14 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
 
     /// The value for `key`: cached if it has at least ``TokenCachePolicy/minRemaining`` left, else fetched.
     ///
-    /// - Parameters:
-    ///   - executor: the preferred executor of the fetch's task, if this call starts one (nil: the global
-    ///     concurrent executor). A caller on an event loop passes the loop's, and the fetch runs without a hop.
-    ///   - fetch: produces a fresh value for `key`. It runs in a task of its own and may be shared by concurrent
-    ///     callers, so it must not depend on which caller started it. A fetched value with less than
-    ///     `minRemaining` left is returned to the callers that waited for it, but not cached.
+    /// - Parameter fetch: produces a fresh value for `key`. It runs in a task of its own and may be shared by
+    ///   concurrent callers, so it must not depend on which caller started it. A fetched value with less than
+    ///   `minRemaining` left is returned to the callers that waited for it, but not cached.
     /// - Returns: the value and how it was obtained.
     /// - Throws: the fetch's error, shared by all callers waiting on that fetch; `CancellationError` if the
     ///   calling task is cancelled while waiting (the fetch continues for the others).
     public func value(
         for key: Key,
-        fetchingOn executor: (any TaskExecutor)? = nil,
         fetch: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, outcome: TokenCacheOutcome) {
         let wall = clock.wallSeconds()
@@ -56,10 +52,10 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
         case .served(let value, let outcome):
             return (value, outcome)
         case .refreshStarted(let value, let flightID):
-            startFetch(for: key, flightID: flightID, on: executor, fetch: fetch)
+            startFetch(for: key, flightID: flightID, fetch: fetch)
             return (value, .refreshingAhead)
         case .absent, .refreshDue, .waiting, .fetchStarted, .cancelled:
-            return try await awaitFetch(for: key, fetchingOn: executor, fetch: fetch)
+            return try await awaitFetch(for: key, fetch: fetch)
         }
     }
 
@@ -132,7 +128,6 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     /// The slow path: join the fetch for `key`, or start it, then wait unless the calling task is cancelled.
     private func awaitFetch(
         for key: Key,
-        fetchingOn executor: (any TaskExecutor)?,
         fetch: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, outcome: TokenCacheOutcome) {
         let waiterID = nextWaiterID.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -151,10 +146,10 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
                 case .served(let value, let outcome):
                     waiter.resume(returning: (value, outcome))
                 case .refreshStarted(let value, let flightID):
-                    startFetch(for: key, flightID: flightID, on: executor, fetch: fetch)
+                    startFetch(for: key, flightID: flightID, fetch: fetch)
                     waiter.resume(returning: (value, .refreshingAhead))
                 case .fetchStarted(let flightID):
-                    startFetch(for: key, flightID: flightID, on: executor, fetch: fetch)
+                    startFetch(for: key, flightID: flightID, fetch: fetch)
                 case .waiting, .absent, .refreshDue:
                     break
                 case .cancelled:
@@ -168,12 +163,9 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
         }
     }
 
-    private func startFetch(
-        for key: Key, flightID: UInt64, on executor: (any TaskExecutor)?, fetch: @escaping @Sendable () async throws -> Value
-    ) {
+    private func startFetch(for key: Key, flightID: UInt64, fetch: @escaping @Sendable () async throws -> Value) {
         // Unstructured on purpose: the fetch belongs to every waiter, so no caller's cancellation may reach it.
-        // (An unstructured task does not inherit its creator's executor preference: hence `executor`.)
-        Task(executorPreference: executor) {
+        Task {
             let result: Result<Value, any Error>
             do {
                 result = .success(try await fetch())

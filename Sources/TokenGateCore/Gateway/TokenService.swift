@@ -12,7 +12,7 @@ import Synchronization
 /// rate limits; the rate limits before the cache; the backend and the OpenSSL verification only on a cache miss. A
 /// cache hit does no signing and no signature check: the token was verified when it entered the cache.
 /// ``cachedToken(for:)`` runs the same checks synchronously for a request the cache answers at once (the HTTP
-/// face calls it on the event loop) and leaves everything else to ``token(for:fetchingOn:)``.
+/// face calls it on the event loop) and leaves everything else to ``token(for:)``.
 public final class TokenService: Sendable {
     /// What requests are served from: a generation and its providers' response formats, swapped together.
     private struct Serving: Sendable {
@@ -72,13 +72,10 @@ public final class TokenService: Sendable {
     public func flushDenialLog() { denials.flush() }
 
     /// A verified token for `query`, or a `TokenGateError` with a stable code. Denials are logged in aggregate.
-    ///
-    /// A fetch this call starts (a miss, a refresh-ahead) runs in a task of its own, preferring `executor` (see
-    /// ``TokenCache/value(for:fetchingOn:fetch:)``).
-    public func token(for query: TokenQuery, fetchingOn executor: (any TaskExecutor)? = nil) async throws(TokenGateError) -> TokenGrant {
+    public func token(for query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
         let serving = current.withLock { $0 }
         do {
-            return try await grant(query, in: serving, fetchingOn: executor)
+            return try await grant(query, in: serving)
         } catch {
             recordDenial(error, providerID: query.providerID, tokenType: query.tokenType, peer: query.peer, requestID: query.requestID)
             throw error
@@ -114,7 +111,7 @@ public final class TokenService: Sendable {
     }
 
     /// Provider, token type, context, authentication, `allow`, ended contexts: the checks every request passes
-    /// first, all synchronous, shared by ``token(for:fetchingOn:)`` and ``cachedToken(for:)``.
+    /// first, all synchronous, shared by ``token(for:)`` and ``cachedToken(for:)``.
     private func admit(_ query: TokenQuery, in serving: Serving) throws(TokenGateError) -> Admission {
         let generation = serving.generation
         guard let id = ProviderID(query.providerID), let runtime = generation.providers[id], let format = serving.formats[id] else {
@@ -140,9 +137,7 @@ public final class TokenService: Sendable {
         return Admission(id: id, runtime: runtime, format: format, type: type, context: context, caller: caller)
     }
 
-    private func grant(
-        _ query: TokenQuery, in serving: Serving, fetchingOn executor: (any TaskExecutor)?
-    ) async throws(TokenGateError) -> TokenGrant {
+    private func grant(_ query: TokenQuery, in serving: Serving) async throws(TokenGateError) -> TokenGrant {
         let admission = try admit(query, in: serving)
         let (id, runtime, context, caller) = (admission.id, admission.runtime, admission.context, admission.caller)
         // The tenant's own check, only for a request every cheaper check let through; it fails closed.
@@ -156,7 +151,7 @@ public final class TokenService: Sendable {
         do {
             // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
             let requestID = query.requestID
-            let (token, outcome) = try await runtime.cache.value(for: context, fetchingOn: executor) { [self] in
+            let (token, outcome) = try await runtime.cache.value(for: context) { [self] in
                 if let sharedState {
                     return try await sharedState.token(
                         for: TokenCacheKey(provider: id, context: context),
@@ -188,11 +183,11 @@ public final class TokenService: Sendable {
         case granted(TokenGrant)
         /// A check refused the request (already counted and logged, and any limit charged): answer with the error.
         case refused(TokenGateError)
-        /// Only ``token(for:fetchingOn:)`` can answer: nothing was charged, counted or logged.
+        /// Only ``token(for:)`` can answer: nothing was charged, counted or logged.
         case needsFullPath
     }
 
-    /// ``token(for:fetchingOn:)`` for a request a cached token can answer at once, synchronously (from an event loop).
+    /// ``token(for:)`` for a request a cached token can answer at once, synchronously (from an event loop).
     ///
     /// The same checks in the same code (the synchronous admission, the rate limits, the cache). It answers only
     /// what needs no waiting; a request that needs the tenant's authorizer, the shared store, a fetch or a

@@ -7,12 +7,12 @@ import TokenGateCore
 /// everything else on to that loop unchanged.
 ///
 /// A GET of the token route is held from its head to its end; then ``CachedTokenResponder`` answers it at once (a
-/// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a miss: a
-/// mint costs no request task, and runs on this loop), or the request goes on as it came. Answers leave in request
-/// order: while a request handed on is unanswered, every later one is handed on too; while a fetch is under way,
-/// nothing more is read from the socket and requests already read wait here. A request that arrives with a body, or
-/// while the connection cannot take more output, is handed on (the router's writer waits for the client; this handler
-/// would only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`, which sees these requests and answers
+/// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
+/// miss: a mint costs no request task), or the request goes on as it came. Answers leave in request order: while
+/// a request handed on is unanswered, every later one is handed on too; while a fetch is under way, nothing more is
+/// read from the socket and requests already read wait here. A request that arrives with a body, or while the
+/// connection cannot take more output, is handed on (the router's writer waits for the client; this handler would
+/// only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`, which sees these requests and answers
 /// like any other: its idle timeout and graceful shutdown work unchanged.
 final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
@@ -32,7 +32,6 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var waiting: [HTTPRequestPart] = []
     private var readDeferred = false
     private var isActive = true
-    private var executor: EventLoopTaskExecutor?
 
     init(responder: CachedTokenResponder) {
         self.responder = responder
@@ -87,17 +86,12 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         needsFlush = true
     }
 
-    /// Runs the service's full path for `query` in a task on the connection's event loop and writes its answer,
-    /// then reads on.
+    /// Runs the service's full path for `query` in a task and writes its answer from the event loop, then reads on.
     private func fetch(_ query: TokenQuery, context: ChannelHandlerContext) {
         fetching = true
         let responder = self.responder
         let answer = context.eventLoop.makePromise(of: CachedTokenResponder.Fetched.self)
-        let executor = self.executor ?? EventLoopTaskExecutor(context.eventLoop)
-        self.executor = executor
-        Task(executorPreference: executor) {
-            answer.succeed(await responder.fetch(query, on: executor))
-        }
+        answer.completeWithTask { await responder.fetch(query) }
         answer.futureResult.assumeIsolated().whenSuccess { fetched in
             self.fetching = false
             // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.

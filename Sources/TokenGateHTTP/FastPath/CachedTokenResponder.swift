@@ -5,11 +5,11 @@ import TokenGateCore
 /// The token route's answer to a token request, without Hummingbird's request task.
 ///
 /// It runs the token route's own code: the route's `query(target:…)` builds the query,
-/// ``TokenService/cachedToken(for:)`` runs the service's checks and the cache synchronously, and what needs waiting (a
-/// miss, a refresh-ahead, a tenant's authorizer, shared state) goes to ``TokenService/token(for:fetchingOn:)``, the
-/// call the router makes. The answer carries the same status, headers in the same order, and body the router's would
-/// (the request ID, `Date` and `Server` included). What the router must shape (another route or method, a browser's
-/// request and its CORS headers, a `Connection: close`) is passed on, uncharged, to the router.
+/// ``TokenService/cachedToken(for:)`` runs the service's checks and the cache synchronously, and what needs
+/// waiting (a miss, a refresh-ahead, a tenant's authorizer, shared state) goes to ``TokenService/token(for:)``, the
+/// call the router makes. The answer carries the same status, headers in the same order, and body the router's
+/// would (the request ID, `Date` and `Server` included). What the router must shape (another route or method, a
+/// browser's request and its CORS headers, a `Connection: close`) is passed on, uncharged, to the router.
 struct CachedTokenResponder: Sendable {
     let routes: TokenRoutes
     /// The `Server` header, as the application sends it.
@@ -17,7 +17,7 @@ struct CachedTokenResponder: Sendable {
 
     enum Answer {
         case response(HTTPResponse, body: ByteBuffer)
-        /// Only the service's full path can answer `query`: ``fetch(_:on:)`` it. Nothing was counted or charged.
+        /// Only the service's full path can answer `query`: ``fetch(_:)`` it. Nothing was counted or charged.
         case fetch(TokenQuery)
         /// For the router: nothing was counted or charged.
         case passOn
@@ -70,9 +70,9 @@ struct CachedTokenResponder: Sendable {
 
     /// The answer to `query` (from ``answer(_:route:peer:date:)``) by the service's full path: the token route's
     /// own rendering of a grant or of an error.
-    func fetch(_ query: TokenQuery, on executor: (any TaskExecutor)? = nil) async -> Fetched {
+    func fetch(_ query: TokenQuery) async -> Fetched {
         do throws(TokenGateError) {
-            let grant = try await routes.service.token(for: query, fetchingOn: executor)
+            let grant = try await routes.service.token(for: query)
             let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
             return Fetched(status: .ok, headers: TokenRoutes.jsonHeaders(cacheControl: "no-store"), body: body, requestID: query.requestID ?? "")
         } catch {

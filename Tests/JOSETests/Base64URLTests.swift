@@ -43,6 +43,9 @@ import Testing
             #expect(reference.utf8.count == Base64URL.encodedCount(of: length))
             #expect(Base64URL.decode(reference) == slice)
             #expect(Base64URL.decode(utf8: reference.utf8.lazy.map { $0 }) == slice)  // no contiguous storage
+            // The concrete entry point, over part of a buffer as DeliveredToken calls it.
+            let token = Array(("header.payload." + reference).utf8)
+            #expect(token.withUnsafeBufferPointer { Base64URL.decode(utf8: UnsafeBufferPointer(rebasing: $0[15...])) } == slice)
         }
     }
 

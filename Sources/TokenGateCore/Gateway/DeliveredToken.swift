@@ -87,7 +87,7 @@ public struct DeliveredToken: Expiring, Equatable {
     private static func split(_ utf8: UnsafeBufferPointer<UInt8>, headers: TokenHeaderSegments?) -> Storage? {
         guard let headerDot = utf8.firstIndex(of: UInt8(ascii: ".")),
             let payloadDot = utf8[(headerDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
-            let signature = Base64URL.decode(utf8: utf8[(payloadDot + 1)...]),
+            let signature = Base64URL.decode(utf8: UnsafeBufferPointer(rebasing: utf8[(payloadDot + 1)...])),
             !signature.isEmpty
         else { return nil }
         let payload = utf8[(headerDot + 1)...payloadDot]

@@ -191,12 +191,12 @@ let package = Package(
         ),
         .testTarget(
             name: "TokenGateCoreTests",
-            dependencies: ["TokenGateCore", "JOSE", "YAML", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenGateCore", "JOSE", "TokenGateTesting", "YAML", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "StaticKeySignerTests",
-            dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE", "TokenGateTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -213,7 +213,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FileTokenSourceTests",
-            dependencies: ["FileTokenSource", "TokenGateCore", "JOSE", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["FileTokenSource", "TokenGateCore", "JOSE", "TokenGateTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,14 +1,17 @@
 import Foundation
+import Synchronization
 
-/// A directory for one test's files, removed afterwards.
+/// A directory for one test's files, removed afterwards: by `remove()` or `with`, or else when the test process
+/// exits.
 public struct TemporaryDirectory: Sendable {
     /// Its absolute path.
     public let path: String
 
-    /// Creates a fresh, empty directory.
-    public init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("tokengate-\(UUID().uuidString)").path
+    /// Creates a fresh, empty directory, `prefix-UUID` in the system's temporary directory.
+    public init(prefix: String = "tokengate") throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        LeftoverDirectories.register(path)
     }
 
     /// Writes `bytes` to `name` inside the directory (creating subdirectories) and returns the full path. Files are
@@ -30,12 +33,45 @@ public struct TemporaryDirectory: Sendable {
     public func write(_ name: String, _ text: String) throws -> String { try write(name, Array(text.utf8)) }
 
     /// Removes the directory and everything in it.
-    public func remove() { try? FileManager.default.removeItem(atPath: path) }
+    public func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+        LeftoverDirectories.forget(path)
+    }
 
     /// Runs `body` with a fresh directory and removes it afterwards, whatever happens.
     public static func with<Result>(_ body: (TemporaryDirectory) async throws -> Result) async throws -> Result {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         return try await body(directory)
+    }
+}
+
+/// The directories not yet removed, removed when the process exits. A suite's directory or a fixture's lives as long
+/// as a test uses it, and a server started on it may read it until the test ends; nothing in Swift marks that point
+/// (an object's `deinit` may run after its last use, while the server still reads), so exit is the one moment at
+/// which no test needs them. Without it every run of the suite left about 120 directories in /tmp.
+enum LeftoverDirectories {
+    private static let paths = Mutex<Set<String>?>(nil)
+
+    static func register(_ path: String) {
+        paths.withLock { paths in
+            if paths == nil {
+                paths = []
+                atexit { LeftoverDirectories.removeAll() }
+            }
+            paths?.insert(path)
+        }
+    }
+
+    static func forget(_ path: String) {
+        paths.withLock { _ = $0?.remove(path) }
+    }
+
+    private static func removeAll() {
+        let all = paths.withLock { paths in
+            defer { paths = [] }
+            return paths ?? []
+        }
+        for path in all { try? FileManager.default.removeItem(atPath: path) }
     }
 }

@@ -5,6 +5,7 @@ import Logging
 import Synchronization
 import Testing
 import TokenGateCore
+import TokenGateTesting
 
 /// A wall clock the test moves by hand.
 final class ManualClock: Sendable {
@@ -77,8 +78,7 @@ struct Fixture {
     let logs = LogRecorder()
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tg-file-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "tg-file").path
         let jwks = try JWKSet(keys: [Fixture.account.key.publicKey()]).publicJSON()
         try write(String(decoding: jwks, as: UTF8.self), to: "jwks.json")
     }

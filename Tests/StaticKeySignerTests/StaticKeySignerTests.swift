@@ -4,6 +4,7 @@ import Logging
 import StaticKeySigner
 import Testing
 import TokenGateCore
+import TokenGateTesting
 
 @Suite struct StaticKeySignerTests {
     static let now: Int64 = 1_800_000_000
@@ -11,8 +12,7 @@ import TokenGateCore
 
     /// Loads `yaml` (written as config.yaml in a fresh directory) with the static-key plugin.
     static func load(_ yaml: String, files: [String: [UInt8]] = [:]) async throws -> (GatewayGeneration, String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tg-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory(prefix: "tg").path
         for (name, bytes) in files {
             _ = FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data(bytes), attributes: [.posixPermissions: 0o600])
         }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import TokenGateCore
+import TokenGateTesting
 
 /// `server.admin`, `server.tls`, `server.logFormat`/`logLevel` and `audit:`: defaults, values, and located errors.
 @Suite struct OperationsSettingsTests {
@@ -10,8 +11,7 @@ import TokenGateCore
     let directory: String
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appending(path: "tokengate-ops-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "tokengate-ops").path
     }
 
     private func parse(_ text: String) throws -> GatewayConfiguration {

@@ -3,6 +3,7 @@ import JOSE
 import Logging
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 /// The denial paths of a generation with two tenants: another tenant's API key is one lookup (403), a session token
 /// is never verified on another tenant's behalf, failed authentications are limited before any credential work,
@@ -19,8 +20,7 @@ import Testing
 
     init() async throws {
         idp = try TestIdentityProvider()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("denials-\(UInt64.random(in: 0...UInt64.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = URL(fileURLWithPath: try TemporaryDirectory(prefix: "denials").path)
         let jwksPath = directory.appendingPathComponent("idp.jwks.json").path
         #expect(FileManager.default.createFile(atPath: jwksPath, contents: Data(try idp.jwks.publicJSON())))
         let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }

@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 /// What a `verify:` list refuses or warns about: certificates outside their validity, private keys where public
 /// ones suffice, entries without the service account they sign for.
@@ -9,8 +10,7 @@ import Testing
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("hygiene-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = URL(fileURLWithPath: try TemporaryDirectory(prefix: "hygiene").path)
     }
 
     /// A self-signed RSA certificate valid from `notBefore` to `notAfter` (epoch seconds), made by Python's

@@ -45,3 +45,12 @@ ensure_python_cryptography() {
 bound_test_parallelism() {
     export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-$(($(nproc) * 6))}"
 }
+
+# Points TMPDIR at a directory of this run's own, removed when the calling script exits however it ends: the tests,
+# SwiftPM (whose build and test commands each left a TemporaryDirectory.* in /tmp here) and every tool they start
+# write their temporary files there, so a run leaves nothing behind in /tmp.
+use_private_tmpdir() {
+    RUN_TMPDIR="$(mktemp -d "${TMPDIR:-/tmp}/tokengate-run.XXXXXX")"
+    export TMPDIR="$RUN_TMPDIR"
+    trap 'rm -rf "$RUN_TMPDIR"' EXIT
+}

@@ -51,27 +51,21 @@ public struct TemporaryDirectory: Sendable {
 /// (an object's `deinit` may run after its last use, while the server still reads), so exit is the one moment at
 /// which no test needs them. Without it every run of the suite left about 120 directories in /tmp.
 enum LeftoverDirectories {
-    private static let paths = Mutex<Set<String>?>(nil)
+    // Made on first use, which also installs the removal at exit.
+    private static let paths: Mutex<Set<String>> = {
+        atexit { LeftoverDirectories.removeAll() }
+        return Mutex([])
+    }()
 
     static func register(_ path: String) {
-        paths.withLock { paths in
-            if paths == nil {
-                paths = []
-                atexit { LeftoverDirectories.removeAll() }
-            }
-            paths?.insert(path)
-        }
+        _ = paths.withLock { $0.insert(path) }
     }
 
     static func forget(_ path: String) {
-        paths.withLock { _ = $0?.remove(path) }
+        _ = paths.withLock { $0.remove(path) }
     }
 
     private static func removeAll() {
-        let all = paths.withLock { paths in
-            defer { paths = [] }
-            return paths ?? []
-        }
-        for path in all { try? FileManager.default.removeItem(atPath: path) }
+        for path in paths.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
     }
 }

@@ -50,6 +50,16 @@ median() {
     done
     python3 -c 'import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))' "${values[@]}"
 }
+# paired REFERENCE PATH: REFERENCE's CPU per request over PATH's, round by round (the two run back to back in each
+# round, so the machine's drift between rounds cancels): "MEDIAN (rounds A/B/C)".
+paired() {
+    local round ratios=()
+    for ((round = 1; round <= ROUNDS; round++)); do
+        ratios+=("$(calc "$(per_request "$1.$round" cpu) / $(per_request "$2.$round" cpu)" .2f)")
+    done
+    local IFS=/
+    echo "$(python3 -c 'import statistics, sys; print(format(statistics.median(float(v) for v in sys.argv[1:]), ".2f"))' "${ratios[@]}") (rounds ${ratios[*]})"
+}
 # rounds PATH: each round's requests/s, for the record.
 rounds() {
     local round figures=()

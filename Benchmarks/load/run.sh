@@ -536,6 +536,7 @@ $(row full "gateway, api-key caller, cached, $CONTEXTS+ contexts" "$bare2" "$HIT
 | cached hit, $CONTEXTS+ contexts against the bare route | $vs_bare | at least 0.90 | $(verdict "$vs_bare" ">= 0.9") |
 
 Requests/s per round: bare $(rounds bare2); api-key, full cache $(rounds full).
+The bare route over the full-cache hit, round by round (back to back in each round): $(paired bare2 full).
 EOF
 }
 
@@ -588,6 +589,7 @@ Requests/s per round: nginx $(rounds nginx); NIO $(rounds nio); bare $(rounds ba
 Log lines the gateway wrote during the whole run: $(wc -l <"$WORK/tokengate.out.err") (denials are logged in aggregate).
 Stretch, cached hit against nginx (target at least 0.80): $(calc "$NGINX_CPU / $HIT_CPU" .2f), $(verdict "$NGINX_CPU / $HIT_CPU" ">= 0.8").
 Cached hit against the bare route, CPU (target at least 0.90): api-key $(calc "$BARE_CPU / $HIT_CPU" .2f), $(verdict "$BARE_CPU / $HIT_CPU" ">= 0.9") (through the router $(calc "$BARE_CPU / $(median router cpu)" .2f)); jwt $(calc "$BARE_CPU / $(median jwt cpu)" .2f), $(verdict "$BARE_CPU / $(median jwt cpu)" ">= 0.9").
+The same round by round (the bare route and the api-key caller run back to back in each round; the verdict above is on the medians): $(paired bare apikey).
 
 $(full_cache_report)
 

@@ -18,6 +18,7 @@ import TokenGateTesting
     struct Harness {
         let fixture: GatewayFixture
         let service: TokenService
+        let responder: CachedTokenResponder
         let channel: NIOAsyncTestingChannel
 
         init(rateLimits: String = "{}") async throws {
@@ -28,6 +29,7 @@ import TokenGateTesting
                 jwksFetcher: HTTPJWKSFetcher(client: HTTPClient.shared))
             service = TokenService(generation: try await assembler.build(path: fixture.configPath), clock: fixture.clock.gatewayClock, logger: logger)
             let responder = CachedTokenResponder(routes: TokenRoutes(service: service, clock: fixture.clock.gatewayClock), serverName: "TokenGate")
+            self.responder = responder
             channel = try await NIOAsyncTestingChannel { channel in
                 try channel.pipeline.syncOperations.addHandler(CachedTokenHandler(responder: responder))
             }
@@ -51,6 +53,8 @@ import TokenGateTesting
             if let body { try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: body))) }
             try await channel.writeInbound(HTTPRequestPart.end(nil))
             try await channel.testingEventLoop.executeInContext { channel.pipeline.fireChannelReadComplete() }
+            // The end of the loop's turn: the flush queued for it runs.
+            await channel.testingEventLoop.run()
         }
 
         /// The parts handed on to the router, in order, as `h`, `b`, `e`.
@@ -72,7 +76,8 @@ import TokenGateTesting
             return try await rest(of: head)
         }
 
-        /// The next answer written on the event loop, waiting for it (a fetch's).
+        /// The next answer written on the event loop, waiting for it (a fetch's). Its flush is queued from the
+        /// loop's task that writes it, and this loop runs that flush within the same task's turn.
         func nextAnswer() async throws -> (HTTPResponse, String) {
             guard case .head(let head) = try await channel.waitForOutboundWrite(as: HTTPResponsePart.self) else {
                 throw HarnessError.incompleteAnswer
@@ -108,6 +113,41 @@ import TokenGateTesting
         #expect(body.contains(#""token":"\#(token)""#))
         #expect(try await harness.handedOn() == "")
         #expect(harness.fixture.probe.calls == 1)
+    }
+
+    /// Answers leave at the end of the loop's turn: hits read on two connections in one turn are both answered
+    /// before either is flushed, then both leave (a client on the same host is woken once for them).
+    @Test func answersLeaveTogetherAtTheEndOfTheLoopsTurn() async throws {
+        let harness = try await Harness()
+        _ = try await harness.warm("trip-1")
+        let (beforeTheTurnEnds, afterIt) = try Self.oneTurn(of: harness.request("trip-1"), on: 2, responder: harness.responder)
+        #expect(beforeTheTurnEnds == [nil, nil])
+        #expect(afterIt == [.ok, .ok])
+        #expect(harness.fixture.probe.calls == 1)
+    }
+
+    /// Reads `request` on `connections` connections of one event loop within one turn; returns the status each
+    /// had flushed before the turn's end, and after it. Synchronous: an embedded loop stays on its thread.
+    static func oneTurn(
+        of request: HTTPRequest, on connections: Int, responder: CachedTokenResponder
+    ) throws -> (before: [HTTPResponse.Status?], after: [HTTPResponse.Status?]) {
+        let loop = EmbeddedEventLoop()
+        let channels = (0..<connections).map { _ in EmbeddedChannel(handler: CachedTokenHandler(responder: responder), loop: loop) }
+        for channel in channels {
+            try channel.writeInbound(HTTPRequestPart.head(request))
+            try channel.writeInbound(HTTPRequestPart.end(nil))
+        }
+        func flushed() throws -> [HTTPResponse.Status?] {
+            try channels.map { channel in
+                guard case .head(let head)? = try channel.readOutbound(as: HTTPResponsePart.self) else { return nil }
+                return head.status
+            }
+        }
+        let before = try flushed()
+        loop.run()
+        let after = try flushed()
+        for channel in channels { _ = try channel.finish() }
+        return (before, after)
     }
 
     /// A miss is minted by the service's full path and answered from the loop when the token comes: the router

@@ -110,7 +110,7 @@ import TokenGateCore
         #expect(source.reload(requiringStableContent: true) == .unchanged)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theServiceReloadsInTheBackgroundUntilCancelled() async throws {
         let (fixture, source, _) = try await Self.loaded()
         let newToken = try Fixture.token(Self.trip43)

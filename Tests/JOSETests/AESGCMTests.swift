@@ -2,7 +2,7 @@ import Foundation
 @testable import JOSE
 import Testing
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct AESGCMTests {
     static let key = [UInt8](0..<32)
 

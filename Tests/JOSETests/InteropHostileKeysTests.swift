@@ -3,7 +3,7 @@ import JOSE
 import Testing
 
 /// Keys that `openssl` makes without complaint but TokenGate must refuse, each with its stable reason.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct InteropHostileKeysTests {
     struct HostileKey: Sendable, CustomTestStringConvertible {
         let name: String

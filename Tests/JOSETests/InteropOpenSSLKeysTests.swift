@@ -3,7 +3,7 @@ import JOSE
 import Testing
 
 /// Keys generated and tokens signed by the `openssl` command, loaded and verified by TokenGate.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct InteropOpenSSLKeysTests {
     /// One way of making a key with the openssl command line, and what TokenGate should make of it.
     struct KeyRecipe: Sendable, CustomTestStringConvertible {

@@ -3,7 +3,7 @@ import JOSE
 import Testing
 
 /// Signatures made by TokenGate, checked by the `openssl` command line tool with only the public key PEM.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct InteropOpenSSLVerifiesTokenGateTests {
     @Test(arguments: [JWSAlgorithm.rs256, .ps256, .es256, .edDSA])
     func opensslVerifiesATokenGateSignedJWT(algorithm: JWSAlgorithm) async throws {

@@ -3,7 +3,7 @@ import JOSE
 import Testing
 
 /// Cross-checks against Python's `cryptography` package: a second, independent reading of JWK and JWS.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct InteropPythonTests {
     /// Verifies argv[2] (a compact JWS) with the public JWK in argv[1], rebuilt from its members only; also checks
     /// the JWK's shape (RFC 7518 section 6) and that a tampered token fails. Prints "verified <kty>".

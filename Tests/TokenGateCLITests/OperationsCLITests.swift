@@ -7,7 +7,7 @@ import Testing
 
 /// A real `tokengate serve` as an operator runs it: JSON logs, an audit file whose fingerprints `verify-token`
 /// prints too, and `/metrics` on the admin port only.
-@Suite(.timeLimit(.minutes(2))) struct OperationsCLITests {
+@Suite(.timeLimit(.minutes(5))) struct OperationsCLITests {
     static let apiKey = "tg_operations_cli_key_0123456789"
 
     static func configuration() throws -> String {

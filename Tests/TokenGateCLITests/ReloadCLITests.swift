@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// `tokengate serve --pid-file` and `tokengate reload`: a real process reloads on SIGHUP, keeps serving when the
 /// new file is broken, and removes its pid file when it stops.
-@Suite(.timeLimit(.minutes(2))) struct ReloadCLITests {
+@Suite(.timeLimit(.minutes(5))) struct ReloadCLITests {
     static let apiKey = "tg_reload_cli_key_0123456789"
 
     @Test func sighupReloadsTheRunningGatewayAndABrokenFileChangesNothing() async throws {

@@ -7,7 +7,7 @@ import Testing
 import TokenGateTesting
 
 /// `tokengate serve` with `sharedState:`: two processes on one real redis-server share their tokens.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct SharedStateCLITests {
     static let apiKey = "tg_cli_test_key_not_a_secret_0123456789"
 

@@ -5,7 +5,7 @@ import TokenGateTesting
 
 /// How the client reacts to the gateway's refusals and failures: 401/403 at once, 429 per Retry-After, 5xx with
 /// bounded retries. Waits go through the shared ManualClock, so they are instant and recorded.
-@Suite(.timeLimit(.minutes(3))) struct ErrorBehaviourTests {
+@Suite(.timeLimit(.minutes(5))) struct ErrorBehaviourTests {
     @Test func anUnknownKeyIsUnauthenticatedWithoutRetry() async throws {
         let fixture = try ClientGatewayFixture()
         try await fixture.withGateway { gateway in

@@ -4,7 +4,7 @@ import TokenGateClient
 import TokenGateTesting
 
 /// A provider configured with a legacy `response:` mapping, read by the client's matching format.
-@Suite(.timeLimit(.minutes(3))) struct LegacyResponseTests {
+@Suite(.timeLimit(.minutes(5))) struct LegacyResponseTests {
     struct Shape: Sendable, CustomTestStringConvertible {
         let mapping: String
         let format: TokenResponseFormat

@@ -5,7 +5,7 @@ import TokenGateTesting
 
 /// The client's cache against the real gateway: reuse, refresh-ahead, single flight, trip switch. Time moves only
 /// when a test advances the one ManualClock both sides read.
-@Suite(.timeLimit(.minutes(3))) struct TokenCachingTests {
+@Suite(.timeLimit(.minutes(5))) struct TokenCachingTests {
     @Test func reusesItsTokenUntilTheRefreshMarginThenFetchesAFreshOne() async throws {
         let fixture = try ClientGatewayFixture()
         try await fixture.withGateway { gateway in

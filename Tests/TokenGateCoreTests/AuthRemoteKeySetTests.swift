@@ -4,7 +4,7 @@ import Logging
 import Testing
 @testable import TokenGateCore
 
-@Suite(.timeLimit(.minutes(1))) struct AuthRemoteKeySetTests {
+@Suite(.timeLimit(.minutes(5))) struct AuthRemoteKeySetTests {
     static let url = "https://idp.acme.test/.well-known/jwks.json"
 
     let clock = ManualTestClock()

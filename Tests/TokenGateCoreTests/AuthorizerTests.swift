@@ -31,7 +31,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
 }
 
 /// ``ProviderAuthorizer`` with in-memory transports: the answer contract, fail-closed, the cache and single flight.
-@Suite(.timeLimit(.minutes(3))) struct AuthorizerTests {
+@Suite(.timeLimit(.minutes(5))) struct AuthorizerTests {
     static let acme = AuthFixtures.acme
     static let trip = AuthFixtures.trip("trip-1")
     static let url = "https://auth.acme.test/can?subject={subject}&client={client}&trip={tripId}"

@@ -6,7 +6,7 @@ import TokenGateTesting
 
 /// What a `verify:` list refuses or warns about: certificates outside their validity, private keys where public
 /// ones suffice, entries without the service account they sign for.
-@Suite(.timeLimit(.minutes(1))) struct VerificationKeyHygieneTests {
+@Suite(.timeLimit(.minutes(5))) struct VerificationKeyHygieneTests {
     let directory: URL
 
     init() throws {

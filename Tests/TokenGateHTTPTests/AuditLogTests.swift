@@ -5,7 +5,7 @@ import TokenGateCore
 import TokenGateTesting
 
 /// The audit log: one JSON line per token a backend issued, none per cache hit, never the token itself.
-@Suite(.timeLimit(.minutes(1))) struct AuditLogTests {
+@Suite(.timeLimit(.minutes(5))) struct AuditLogTests {
     static func lines(_ fixture: GatewayFixture, _ name: String = "audit.jsonl") throws -> [JSONObject] {
         let text = try String(contentsOfFile: "\(fixture.directory.path)/\(name)", encoding: .utf8)
         return try text.split(separator: "\n").map { line in

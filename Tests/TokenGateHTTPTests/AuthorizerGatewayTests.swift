@@ -9,7 +9,7 @@ import TokenGateTesting
 /// Live ownership checks end to end: the real gateway on 127.0.0.1:0 asks a real HTTP authorizer on 127.0.0.1:0
 /// (``AuthorizerServer``) whether a caller may have a trip, after authentication and `allow`, before the limits and
 /// the cache.
-@Suite(.timeLimit(.minutes(2))) struct AuthorizerGatewayTests {
+@Suite(.timeLimit(.minutes(5))) struct AuthorizerGatewayTests {
     static let apiKey = "acme-dispatch-key-0123456789"
     static let adminKey = "acme-admin-key-0123456789"
     static let issuer = "https://login.acme.test/"

@@ -5,7 +5,7 @@ import TokenGateCore
 import TokenGateTesting
 
 /// `/metrics` on the admin listener counts what the gateway did, per provider and token type, exactly.
-@Suite(.timeLimit(.minutes(1))) struct MetricsTests {
+@Suite(.timeLimit(.minutes(5))) struct MetricsTests {
     typealias Scrape = MetricsScrape
 
     @Test func aScriptedSequenceShowsExactlyTheExpectedCountsPerProviderAndType() async throws {

@@ -8,7 +8,7 @@ import TokenGateTesting
 
 /// `/readyz` tells the truth: 503 until every provider's JWKS URLs have been fetched once, ready but "degraded" on
 /// a last good set, and a client may opt out with `requiredForReadiness: false`.
-@Suite(.timeLimit(.minutes(1))) struct ReadinessTests {
+@Suite(.timeLimit(.minutes(5))) struct ReadinessTests {
     static let url = "https://login.acme.test/jwks.json"
 
     static func configuration(requiredForReadiness: Bool? = nil) -> String {

@@ -9,7 +9,7 @@ import TokenGateTesting
 /// A `jwksUrl:` client end to end: the identity provider's JWKS is served over real HTTP on loopback (by a second
 /// gateway, whose `/v1/providers/<id>/jwks.json` publishes its signing key), fetched by the refresher `serve`
 /// runs, and used to verify a rider's session token.
-@Suite(.timeLimit(.minutes(2))) struct SessionJWKSURLTests {
+@Suite(.timeLimit(.minutes(5))) struct SessionJWKSURLTests {
     static let issuer = "https://login.acme.test/"
     static let trip = "/v1/providers/acme-rides/tokens/consumer?tripId=trip-42"
 

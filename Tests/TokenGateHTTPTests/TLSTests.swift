@@ -10,7 +10,7 @@ import TokenGateTesting
 /// HTTPS on the public listener with a certificate made at test time by the `openssl` command: a client that
 /// trusts the test CA gets its token, plain HTTP to the TLS port fails cleanly, and a reload swaps the certificate
 /// for new connections without dropping the open ones.
-@Suite(.timeLimit(.minutes(2))) struct TLSTests {
+@Suite(.timeLimit(.minutes(5))) struct TLSTests {
     /// A CA and a server certificate for 127.0.0.1 that it signed, in `directory`: `<name>-ca.pem`, `<name>.pem`,
     /// `<name>.key` (mode 0600).
     static func makeCertificate(_ name: String, in directory: TemporaryDirectory) async throws {

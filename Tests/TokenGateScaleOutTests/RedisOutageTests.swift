@@ -5,7 +5,7 @@ import TokenGateTesting
 
 /// Redis stopped under the replicas: every request a replica could serve alone is served, limits fall back to each
 /// replica's share, and once Redis is back the replicas share again.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct RedisOutageTests {
     @Test func redisStoppedMidRunFailsNoRequestAndTheReplicasShareAgainAfterItsRestart() async throws {
         let logs = LogRecorder()

@@ -36,7 +36,7 @@ import TokenGateClient
         #expect(answer.request == .some(nil))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func refusedLoopbackConnectionIsANetworkError() async throws {
         // Port 1 on loopback has no listener: a real URLSession round trip that fails fast, no server needed.
         let configuration = TokenProvider.Configuration(

@@ -4,27 +4,28 @@ import TokenGateCore
 import TokenGateTesting
 
 /// Ending a trip at one replica's admin API reaches every replica.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct EndedContextReplicationTests {
     @Test func aTripEndedAtOneReplicaIsRefusedAndEvictedAtEveryReplicaWithinASecond() async throws {
         try await ScaleOutFixture.with { fixture, _, replicas in
             for replica in replicas { #expect(try await replica.consumerToken("trip-done").status == 200) }
             let ended = try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-done/end")
             #expect(ended.status == 200)
+            // Within a second (longer under a sanitizer: TestTiming); the README says milliseconds.
             let started = ContinuousClock.now
             for replica in replicas[1...] {
-                #expect(try await eventually(within: .seconds(1), every: .milliseconds(10)) {
+                #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
                     try await replica.consumerToken("trip-done").errorCode == "context_ended"
                 })
             }
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(ContinuousClock.now - started < TestTiming.bound(.seconds(2)))
             #expect(replicas[1].service.generation.providers[ProviderID("acme-rides")!]!.cachedTokenCount == 0)
 
             // Lifted at another replica: served everywhere again.
             let lifted = try await replicas[2].adminRequest("DELETE", "/admin/v1/providers/acme-rides/contexts/consumer/trip-done/end")
             #expect(lifted.status == 200)
             for replica in replicas {
-                #expect(try await eventually(within: .seconds(1), every: .milliseconds(10)) {
+                #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
                     try await replica.consumerToken("trip-done").status == 200
                 })
             }
@@ -40,7 +41,7 @@ struct EndedContextReplicationTests {
                 configuration: fixture.configPath, registry: BackendRegistry([ProbedFactory(probe: BackendProbe())]),
                 clock: fixture.clock.gatewayClock
             ) { late in
-                let refused = try await eventually(within: .seconds(2)) {
+                let refused = try await eventually(within: TestTiming.bound(.seconds(2))) {
                     let answer = try await late.get("/v1/providers/acme-rides/tokens/driver?vehicleId=van-9", bearer: ScaleOutFixture.apiKey)
                     return answer.errorCode == "context_ended"
                 }

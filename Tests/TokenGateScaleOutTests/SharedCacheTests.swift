@@ -6,7 +6,7 @@ import Testing
 import TokenGateTesting
 
 /// The token cache and the single flight, shared by three replicas through Redis.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct SharedCacheTests {
     @Test func threeHundredConcurrentRequestsForAFreshTripOverThreeReplicasMakeOneBackendCall() async throws {
         try await ScaleOutFixture.with { fixture, _, replicas in
@@ -120,9 +120,10 @@ struct SharedCacheTests {
             #expect(fromB.token == fromC.token)
             #expect(fixture.probes[1].calls + fixture.probes[2].calls == 1)
             // The stuck holder never finishes, so any answer at all shows its lock lapsed; one backend call between
-            // B and C shows they did not each give up and mint alone. The bound only rules out waiting for the
-            // holder or for the 10 s default expiry: under ThreadSanitizer a mint took the 1 s lock to 3.3 s (CI).
-            #expect(waited < .seconds(8), "the lock lapses after 1 s; waited \(waited)")
+            // B and C shows they did not each give up and mint alone. The bound rules out waiting for the holder or
+            // for the 10 s default expiry in a plain run; under ThreadSanitizer a mint took the 1 s lock to 3.3 s
+            // (CI), and 8.7 s with the suites' two cores shared further, so there it only bounds the wait.
+            #expect(waited < TestTiming.bound(.seconds(8)), "the lock lapses after 1 s; waited \(waited)")
         }
     }
 }

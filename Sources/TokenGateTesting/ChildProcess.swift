@@ -4,9 +4,12 @@ import Foundation
 /// `waitUntilExit()` would block one of the few cooperative threads (two on a 2-core machine) for the whole run
 /// and stall every other test in the process.
 public enum ChildProcess {
-    /// Runs `command` (looked up on PATH) with `arguments`; returns its exit status and its output, standard error
-    /// included (the last `keep` characters).
-    public static func run(_ command: String, _ arguments: [String], keep: Int = 6000) async throws -> (status: Int32, output: String) {
+    /// Runs `command` (looked up on PATH) with `arguments`; returns its exit status and its output (the last `keep`
+    /// characters), standard error included unless `mergingErrors` is false (output a test parses, such as a PEM
+    /// or JSON document, then holds nothing but standard output).
+    public static func run(
+        _ command: String, _ arguments: [String], keep: Int = 6000, mergingErrors: Bool = true
+    ) async throws -> (status: Int32, output: String) {
         let output = FileManager.default.temporaryDirectory.appending(path: "tokengate-child-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
@@ -16,7 +19,7 @@ public enum ChildProcess {
         process.arguments = [command] + arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = handle
-        process.standardError = handle
+        process.standardError = mergingErrors ? handle : FileHandle.nullDevice
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
         let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }

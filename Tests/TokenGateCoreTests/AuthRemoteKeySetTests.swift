@@ -3,6 +3,7 @@ import JOSE
 import Logging
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite(.timeLimit(.minutes(5))) struct AuthRemoteKeySetTests {
     static let url = "https://idp.acme.test/.well-known/jwks.json"
@@ -86,7 +87,7 @@ import Testing
             encryption["use"] = "enc"
             keys = [.object(encryption)]
         default:
-            keys = [.object(try Self.weakRSAKey())]
+            keys = [.object(try await Self.weakRSAKey())]
         }
         fetcher.answer(.body(JSON.serialize(.object(["keys": .array(keys)]))))
         #expect(await keySet.refresh() == false)
@@ -96,7 +97,7 @@ import Testing
     }
 
     /// A 1024-bit RSA public JWK made by Python's cryptography (TokenGate itself refuses to make one).
-    static func weakRSAKey() throws -> JSONObject {
+    static func weakRSAKey() async throws -> JSONObject {
         let script = """
             import base64, json
             from cryptography.hazmat.primitives.asymmetric import rsa
@@ -104,15 +105,9 @@ import Testing
             b = lambda v: base64.urlsafe_b64encode(v.to_bytes((v.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()
             print(json.dumps({"kty": "RSA", "kid": "weak-1", "alg": "RS256", "n": b(n), "e": b(65537)}))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try #require(try JSON.parse(Array(output)).objectValue)
+        let (status, output) = try await ChildProcess.run("python3", ["-c", script], mergingErrors: false)
+        try #require(status == 0, "python3 with cryptography is needed to make a 1024-bit key")
+        return try #require(try JSON.parse(Array(output.utf8)).objectValue)
     }
 
     @Test func failuresAreLoggedWithAReasonAndNeverKeyMaterial() async throws {

@@ -29,18 +29,12 @@ import TokenGateTesting
     }
 
     /// A self-signed certificate for 127.0.0.1 and its key, made by the `openssl` command, as `<name>.pem`/`.key`.
-    private func makeCertificate(_ name: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(directory)/\(name).key",
+    private func makeCertificate(_ name: String) async throws {
+        let (status, output) = try await ChildProcess.run("openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(directory)/\(name).key",
             "-out", "\(directory)/\(name).pem", "-days", "1", "-subj", "/CN=127.0.0.1",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        ])
+        #expect(status == 0, "\(output)")
         chmod("\(directory)/\(name).key", 0o600)
     }
 
@@ -85,9 +79,9 @@ import TokenGateTesting
         #expect(error(text + Self.provider) == expected)
     }
 
-    @Test func aCertificateThatIsNotForItsKeyIsALocatedError() throws {
-        try makeCertificate("one")
-        try makeCertificate("two")
+    @Test func aCertificateThatIsNotForItsKeyIsALocatedError() async throws {
+        try await makeCertificate("one")
+        try await makeCertificate("two")
         let good = try parse("server:\n  tls: { certificateFile: one.pem, privateKeyFile: one.key, minimumVersion: \"1.3\" }\n" + Self.provider)
         #expect(good.server.tls?.minimumVersion == .v1_3)
         #expect((good.server.tls?.notAfter ?? 0) > Int64(Date().timeIntervalSince1970))

@@ -15,7 +15,7 @@ import TokenGateTesting
 
     /// A self-signed RSA certificate valid from `notBefore` to `notAfter` (epoch seconds), made by Python's
     /// `cryptography`, an implementation independent of ours.
-    func certificate(notBefore: Int64, notAfter: Int64) throws -> String {
+    func certificate(notBefore: Int64, notAfter: Int64) async throws -> String {
         let program = """
             import datetime, sys
             from cryptography import x509
@@ -30,16 +30,10 @@ import TokenGateTesting
                 .sign(key, hashes.SHA256()))
             sys.stdout.write(cert.public_bytes(serialization.Encoding.PEM).decode())
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", program, "\(notBefore)", "\(notAfter)"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "python3 with cryptography is needed to make a certificate")
-        return String(decoding: data, as: UTF8.self)
+        let (status, output) = try await ChildProcess.run(
+            "python3", ["-c", program, "\(notBefore)", "\(notAfter)"], mergingErrors: false)
+        try #require(status == 0, "python3 with cryptography is needed to make a certificate")
+        return output
     }
 
     func parse(_ entries: String, files: [String: String]) throws -> ([BoundKeySource], [ConfigError]) {
@@ -55,8 +49,8 @@ import TokenGateTesting
     static let now = Int64(Date().timeIntervalSince1970)
     static let entry = "  - keyFile: cert.pem\n    keyId: k1\n    serviceAccount: signer@acme.iam.gserviceaccount.com\n"
 
-    @Test func aValidCertificateLoadsAndItsExpiryIsKept() throws {
-        let pem = try certificate(notBefore: Self.now - 3600, notAfter: Self.now + 86400)
+    @Test func aValidCertificateLoadsAndItsExpiryIsKept() async throws {
+        let pem = try await certificate(notBefore: Self.now - 3600, notAfter: Self.now + 86400)
         #expect(try CertificateValidity.of(pem: pem) == CertificateValidity(notBefore: Self.now - 3600, notAfter: Self.now + 86400))
         let (sources, warnings) = try parse(Self.entry, files: ["cert.pem": pem])
         #expect(sources.first?.certificateExpiresAt == Self.now + 86400)
@@ -67,8 +61,8 @@ import TokenGateTesting
         (-7200, -3600, "the certificate expired at"),
         (3600, 7200, "the certificate is not valid before"),
     ] as [(Int64, Int64, String)])
-    func aCertificateOutsideItsValidityIsRefused(_ from: Int64, _ until: Int64, _ message: String) throws {
-        let pem = try certificate(notBefore: Self.now + from, notAfter: Self.now + until)
+    func aCertificateOutsideItsValidityIsRefused(_ from: Int64, _ until: Int64, _ message: String) async throws {
+        let pem = try await certificate(notBefore: Self.now + from, notAfter: Self.now + until)
         let error = #expect(throws: ConfigError.self) { _ = try parse(Self.entry, files: ["cert.pem": pem]) }
         #expect(error?.description.contains("config.yaml:2:14: verify[0].keyFile: \(message)") == true, "\(String(describing: error))")
     }

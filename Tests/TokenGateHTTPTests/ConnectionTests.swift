@@ -102,7 +102,7 @@ import TokenGateTesting
         let fixture = try GatewayFixture(server: "{ listenBacklog: 77 }")
         try await fixture.withGateway { gateway in
             // For a listening socket, ss shows the backlog as Send-Q: "LISTEN 0 77 127.0.0.1:PORT …".
-            let (status, output) = try TokenEndpointTests.run("/usr/bin/env", ["ss", "-ltnH", "sport = :\(gateway.port)"])
+            let (status, output) = try await ChildProcess.run("ss", ["-ltnH", "sport = :\(gateway.port)"])
             #expect(status == 0)
             let columns = output.split(whereSeparator: \.isWhitespace)
             #expect(columns.count >= 4 && columns[0] == "LISTEN" && columns[2] == "77", "\(output)")

@@ -61,22 +61,9 @@ import TokenGateTesting
             let publicKey = try fixture.directory.write("pub.pem", try key.publicKeyPEM())
             let signature = try fixture.directory.write("sig.bin", try #require(Base64URL.decode(parts[2])))
             let input = try fixture.directory.write("input.txt", "\(parts[0]).\(parts[1])")
-            let (status, output) = try Self.run("/usr/bin/env", ["openssl", "dgst", "-sha256", "-verify", publicKey, "-signature", signature, input])
+            let (status, output) = try await ChildProcess.run("openssl", ["dgst", "-sha256", "-verify", publicKey, "-signature", signature, input])
             #expect(status == 0 && output.contains("Verified OK"), "\(output)")
         }
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
     @Test(arguments: [

@@ -2,7 +2,8 @@ public import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Foundation
-import NIOCore
+public import NIOCore
+public import NIOPosix
 import NIOHTTP1
 public import Logging
 public import TokenGateCore
@@ -10,13 +11,15 @@ public import TokenGateCore
 /// Builds the HTTP applications that serve a token service: the public one and the operator's admin one.
 public enum GatewayApplication {
     /// The public application for `service`, listening where `server` says (HTTPS when `server.tls` is set), with
-    /// its connection limits and timeouts. `onServerRunning` learns the bound port once the connection cap is in
-    /// force. Throws when the TLS certificate or key cannot be used.
+    /// its connection limits and timeouts, on `eventLoopGroup` (`tokengate serve` passes its own, sized by
+    /// ``ServerEventLoops``). `onServerRunning` learns the bound port once the connection cap is in force. Throws
+    /// when the TLS certificate or key cannot be used.
     public static func make(
         service: TokenService,
         server: ServerSettings,
         limits: RequestLimits = RequestLimits(),
         clock: TokenGateClock = .system,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
@@ -56,6 +59,7 @@ public enum GatewayApplication {
                 }
                 await onServerRunning(channel.localAddress?.port ?? server.port)
             },
+            eventLoopGroupProvider: .shared(eventLoopGroup),
             logger: logger
         )
     }
@@ -66,6 +70,7 @@ public enum GatewayApplication {
         service: TokenService,
         exporter: MetricsExporter,
         admin: AdminListener,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
@@ -76,6 +81,7 @@ public enum GatewayApplication {
             router: router,
             configuration: .init(address: .hostname(admin.host, port: admin.port), serverName: "TokenGate"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? admin.port) },
+            eventLoopGroupProvider: .shared(eventLoopGroup),
             logger: logger
         )
     }

@@ -8,9 +8,40 @@ import Glibc
 import Darwin
 #endif
 
-/// `tokengate serve` as an operator meets it: a port someone else holds, and a process out of file descriptors.
+/// `tokengate serve` as an operator meets it: a port someone else holds, a process out of file descriptors, and
+/// one pinned to a CPU.
 @Suite struct ServeCLITests {
     static let apiKey = "tg_serve_test_key_not_a_secret_0123456789"
+
+    /// The names of `pid`'s threads that run the listeners' event loops (NIO names its groups' threads
+    /// `NIO-ELT-…`; the loops HTTP and Redis clients share are `NIO-SGLTN-…`).
+    static func eventLoopThreads(_ pid: Int32) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").compactMap { task in
+            let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)
+            return name.flatMap { $0.hasPrefix("NIO-ELT-") ? $0 : nil }
+        }
+    }
+
+    /// Pinned to one CPU (`taskset`, systemd's `CPUAffinity=`), serve runs one event loop, not one per CPU of the
+    /// machine taking turns on that one; `server.eventLoops` sets the number whatever the CPUs.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset") && FileManager.default.fileExists(atPath: "/proc/self/task")))
+    func serveRunsOneEventLoopPerCPUItMayUseUnlessConfigured() async throws {
+        try await withCLI { cli in
+            try cli.write("config.yaml", try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey))
+            let pinned = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"], cpu: 0)
+            #expect(try await pinned.waitForStderr(containing: "serving on 1 event loop"), "\(pinned.stderr)")
+            #expect(try Self.eventLoopThreads(pinned.pid).count == 1)
+            #expect(try await pinned.stop() == 0)
+
+            let configured = try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey)
+                .replacingOccurrences(of: "  port: 8080\n", with: "  port: 8080\n  eventLoops: 3\n")
+            try cli.write("config.yaml", configured)
+            let three = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"], cpu: 0)
+            #expect(try await three.waitForStderr(containing: "serving on 3 event loops"), "\(three.stderr)")
+            #expect(try Self.eventLoopThreads(three.pid).count == 3)
+            #expect(try await three.stop() == 0)
+        }
+    }
 
     @Test func servingOnABusyPortExits2NamingTheAddress() async throws {
         try await withCLI { cli in

@@ -31,9 +31,10 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
     var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 
     /// Starts `tokengate serve arguments…` in `cli`'s directory and waits for its "listening" line; with
-    /// `openFileLimits`, under those soft and hard `RLIMIT_NOFILE` values (set by `sh`, which then execs it).
+    /// `openFileLimits`, under those soft and hard `RLIMIT_NOFILE` values (set by `sh`, which then execs it); with
+    /// `cpu`, pinned to that CPU (by `taskset`, which then execs it).
     static func start(
-        _ cli: CLIRunner, _ arguments: [String], openFileLimits: (soft: Int, hard: Int)? = nil,
+        _ cli: CLIRunner, _ arguments: [String], openFileLimits: (soft: Int, hard: Int)? = nil, cpu: Int? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> ServeProcess {
         let id = UUID().uuidString
@@ -48,6 +49,10 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
             let script = "ulimit -Sn \(limits.soft) && ulimit -Hn \(limits.hard) && exec \"$0\" \"$@\""
             process.arguments = ["-c", script, cli.executable.path] + (process.arguments ?? [])
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        }
+        if let cpu {
+            process.arguments = ["-c", "\(cpu)", process.executableURL?.path ?? ""] + (process.arguments ?? [])
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
         }
         process.currentDirectoryURL = cli.directory
         process.standardInput = FileHandle.nullDevice

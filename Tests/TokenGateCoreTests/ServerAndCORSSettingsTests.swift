@@ -32,11 +32,12 @@ import TokenGateCore
         #expect(server.idleTimeout == .seconds(60))
         #expect(server.readTimeout == .seconds(10))
         #expect(server.fastPath)
+        #expect(server.eventLoops == nil)
     }
 
     @Test func serverSettingsAreRead() throws {
         let text =
-            "server:\n  maxConnections: 500\n  listenBacklog: 4096\n  idleTimeout: 2m\n  readTimeout: 250ms\n  fastPath: false\n"
+            "server:\n  maxConnections: 500\n  listenBacklog: 4096\n  idleTimeout: 2m\n  readTimeout: 250ms\n  fastPath: false\n  eventLoops: 3\n"
             + Self.provider
         let server = try parse(text).server
         #expect(server.maxConnections == 500)
@@ -44,6 +45,7 @@ import TokenGateCore
         #expect(server.idleTimeout == .seconds(120))
         #expect(server.readTimeout == .milliseconds(250))
         #expect(!server.fastPath)
+        #expect(server.eventLoops == 3)
     }
 
     @Test(arguments: [
@@ -54,6 +56,7 @@ import TokenGateCore
         ("server:\n  readTimeout: 10m\n", "config.yaml:2:16: server.readTimeout: must be between 100ms and 5m"),
         ("server:\n  readTimeout: soon\n", "config.yaml:2:16: server.readTimeout: expected a duration such as 90s, 5m or 1h, got 'soon'"),
         ("server:\n  fastPath: yes\n", "config.yaml:2:13: server.fastPath: expected true or false, got 'yes'"),
+        ("server:\n  eventLoops: 0\n", "config.yaml:2:15: server.eventLoops: must be between 1 and 1024"),
     ])
     func badServerSettingsAreLocated(server: String, expected: String) {
         #expect(error(server + Self.provider) == expected)

@@ -45,6 +45,9 @@ public struct ServerSettings: Sendable, Equatable {
     /// route's own checks called synchronously, instead of in a request task (on by default; off only to compare
     /// or to rule it out). Every other request takes the router either way.
     public var fastPath = true
+    /// How many event loops (threads) serve the listeners, or nil for one per CPU this process may run on: its
+    /// affinity mask (`taskset`, systemd's `CPUAffinity=`), its cgroup's cpuset and its CPU quota.
+    public var eventLoops: Int?
     /// A connection with no request in progress for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// A request must arrive whole, headers and body, within this time of its first byte; else the connection is

@@ -12,6 +12,7 @@ extension ServerSettings {
     ///   idleTimeout: 60s         # 1s...1h, default 60s
     ///   readTimeout: 10s         # 100ms...5m, default 10s
     ///   fastPath: true           # token requests answered from the event loop; default true
+    ///   eventLoops: 2            # 1...1024, default: one per CPU the process may run on
     ///   admin:                   # metrics and health; default 127.0.0.1:9464; `admin: { enabled: false }` for none
     ///     host: 127.0.0.1
     ///     port: 9464
@@ -21,7 +22,8 @@ extension ServerSettings {
     /// ```
     static func parse(_ node: ConfigNode) throws -> ServerSettings {
         let mapping = try node.mapping(allowedKeys: [
-            "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "fastPath", "admin", "tls", "logFormat", "logLevel",
+            "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "fastPath", "eventLoops", "admin", "tls",
+            "logFormat", "logLevel",
         ])
         var server = ServerSettings()
         if let host = mapping.optional("host") { server.host = try host.nonEmptyString() }
@@ -35,6 +37,7 @@ extension ServerSettings {
             server.readTimeout = try duration(value, in: .milliseconds(100)...(.seconds(300)), "100ms and 5m")
         }
         if let value = mapping.optional("fastPath") { server.fastPath = try value.bool() }
+        if let value = mapping.optional("eventLoops") { server.eventLoops = try value.int(in: 1...1024) }
         if let value = mapping.optional("admin") { server.admin = try parseAdmin(value) }
         if let value = mapping.optional("tls") { server.tls = try TLSSettings.parse(value) }
         if let value = mapping.optional("logFormat") {

@@ -98,13 +98,20 @@ struct ServeCommand: AsyncParsableCommand {
             let service = TokenService(generation: generation, audit: audit, sharedState: sharedState, logger: logger)
             let host = server.host
             let scheme = server.tls == nil ? "http" : "https"
-            let application = try GatewayApplication.make(service: service, server: server, logger: logger) { port in
+            let loopCount = ServerEventLoops.count(for: server)
+            logger.notice("serving on \(loopCount) event loop\(loopCount == 1 ? "" : "s")")
+            let eventLoops = ServerEventLoops.makeGroup(for: server)
+            // Once the listeners have closed; nothing waits for it but the process's exit.
+            defer { eventLoops.shutdownGracefully { _ in } }
+            let application = try GatewayApplication.make(service: service, server: server, eventLoopGroup: eventLoops, logger: logger) { port in
                 // One line on standard output, for scripts and tests that started us on port 0.
                 FileHandle.standardOutput.write(Data("tokengate listening on \(scheme)://\(host):\(port)\n".utf8))
             }
             var services: [any Service] = [Listener(application: application, host: server.host, port: server.port)]
             if let admin = server.admin {
-                let application = GatewayApplication.makeAdmin(service: service, exporter: exporter, admin: admin, logger: logger) { port in
+                let application = GatewayApplication.makeAdmin(
+                    service: service, exporter: exporter, admin: admin, eventLoopGroup: eventLoops, logger: logger
+                ) { port in
                     FileHandle.standardOutput.write(Data("tokengate admin listening on http://\(admin.host):\(port)\n".utf8))
                 }
                 services.append(Listener(application: application, host: admin.host, port: admin.port))

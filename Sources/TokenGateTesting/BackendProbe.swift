@@ -1,3 +1,4 @@
+import NIOPosix
 import StaticKeySigner
 import Synchronization
 public import TokenGateCore
@@ -7,6 +8,7 @@ public import TokenGateCore
 public final class BackendProbe: Sendable {
     private let state = Mutex<(calls: Int, failuresLeft: Int, wrongTrip: Bool, callsPerContext: [TokenContext: Int])>((0, 0, false, [:]))
     private let timing = Mutex<(delay: Duration, held: Bool)>((.zero, false))
+    private let signedOnEventLoop = Mutex<[Bool]>([])
 
     /// Creates a probe that lets every call through.
     public init() {}
@@ -34,6 +36,14 @@ public final class BackendProbe: Sendable {
 
     /// Lets held calls, and later ones, through.
     public func releaseCalls() { timing.withLock { $0.held = false } }
+
+    /// For each call that went on to sign, in order: whether it signed on an event loop's thread.
+    public var signedOnEventLoops: [Bool] { signedOnEventLoop.withLock { $0 } }
+
+    fileprivate func recordSigning() {
+        let onEventLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
+        signedOnEventLoop.withLock { $0.append(onEventLoop) }
+    }
 
     /// Waits out the delay and any hold.
     fileprivate func pace() async {
@@ -77,6 +87,7 @@ struct ProbedBackend: TokenBackend {
         let (fail, wrongTrip) = probe.record(request.context)
         await probe.pace()
         if fail { throw TokenGateError(.backendUnavailable, "probe: the signer is down") }
+        probe.recordSigning()
         var request = request
         if wrongTrip, case .trip = request.context { request.context = .trip(ContextID("someone-elses-trip")!) }
         return try await inner.issue(request)

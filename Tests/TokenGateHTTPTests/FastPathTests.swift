@@ -45,6 +45,22 @@ import TokenGateTesting
         }
     }
 
+    /// A miss the fast path takes is signed on the event loop that read it (no hop to another thread and back);
+    /// through the router it is signed in the request's task, off the loops.
+    @Test(arguments: [true, false])
+    func aMissIsSignedOnTheConnectionsEventLoopOnlyByTheFastPath(fastPath: Bool) async throws {
+        let fixture = try GatewayFixture(server: "{ fastPath: \(fastPath) }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port)
+            for trip in ["trip-1", "trip-2", "trip-1"] {
+                try await connection.send(Self.get(Self.trip(trip), id: trip))
+                #expect(try #require(try await connection.readResponse()).status == 200)
+            }
+        }
+        let onLoop = fastPath && ProcessInfo.processInfo.environment["TOKENGATE_TEST_FAST_PATH"] != "off"
+        #expect(fixture.probe.signedOnEventLoops == [onLoop, onLoop])
+    }
+
     /// Pipelined on one connection: a hit, a miss whose mint is held back, then hits and another route. Nothing
     /// after the miss may overtake it, though the hits behind it could be answered at once.
     @Test func pipelinedAnswersLeaveInRequestOrderAroundAHeldMint() async throws {

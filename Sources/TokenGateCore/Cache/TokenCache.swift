@@ -15,7 +15,8 @@ import Synchronization
 /// A hit takes the lock, looks the key up, moves it to the front of the LRU list and unlocks; it does no other work
 /// and no allocation in the cache. Fetches run in their own unstructured task, started by the request that
 /// needs one (never by an initialiser), so a cancelled caller detaches without cancelling the fetch for the
-/// others. A fetch must end by itself (backends give every call a deadline): its waiters wait until it does.
+/// others; that task prefers the executor the caller named in ``TokenCacheFetches/executor``, if any. A fetch
+/// must end by itself (backends give every call a deadline): its waiters wait until it does.
 public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendable {
     /// The policy this cache was created with.
     public let policy: TokenCachePolicy
@@ -165,7 +166,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
 
     private func startFetch(for key: Key, flightID: UInt64, fetch: @escaping @Sendable () async throws -> Value) {
         // Unstructured on purpose: the fetch belongs to every waiter, so no caller's cancellation may reach it.
-        Task {
+        Task(executorPreference: TokenCacheFetches.executor) {
             let result: Result<Value, any Error>
             do {
                 result = .success(try await fetch())

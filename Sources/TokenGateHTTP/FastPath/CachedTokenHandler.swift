@@ -8,12 +8,12 @@ import TokenGateCore
 ///
 /// A GET of the token route is held from its head to its end; then ``CachedTokenResponder`` answers it at once (a
 /// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
-/// miss: a mint costs no request task), or the request goes on as it came. Answers leave in request order: while
-/// a request handed on is unanswered, every later one is handed on too; while a fetch is under way, nothing more is
-/// read from the socket and requests already read wait here. A request that arrives with a body, or while the
-/// connection cannot take more output, is handed on (the router's writer waits for the client; this handler would
-/// only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`, which sees these requests and answers
-/// like any other: its idle timeout and graceful shutdown work unchanged.
+/// miss: a mint costs no request task, and is signed on this event loop), or the request goes on as it came.
+/// Answers leave in request order: while a request handed on is unanswered, every later one is handed on too;
+/// while a fetch is under way, nothing more is read from the socket and requests already read wait here. A request
+/// that arrives with a body, or while the connection cannot take more output, is handed on (the router's writer
+/// waits for the client; this handler would only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`,
+/// which sees these requests and answers like any other: its idle timeout and graceful shutdown work unchanged.
 final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -33,6 +33,8 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var waiting: [HTTPRequestPart] = []
     private var readDeferred = false
     private var isActive = true
+    /// Where this connection's fetches run: its event loop. Made at the first miss.
+    private var loopExecutor: EventLoopTaskExecutor?
 
     init(responder: CachedTokenResponder) {
         self.responder = responder
@@ -103,12 +105,17 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Runs the service's full path for `query` in a task and writes its answer from the event loop, then reads on.
+    /// Runs the service's full path for `query` in a task on this connection's event loop, a mint it starts too,
+    /// and writes its answer, then reads on.
     private func fetch(_ query: TokenQuery, context: ChannelHandlerContext) {
         fetching = true
         let responder = self.responder
         let answer = context.eventLoop.makePromise(of: CachedTokenResponder.Fetched.self)
-        answer.completeWithTask { await responder.fetch(query) }
+        let executor = loopExecutor ?? EventLoopTaskExecutor(context.eventLoop)
+        loopExecutor = executor
+        TokenCacheFetches.$executor.withValue(executor) {
+            Task(executorPreference: executor) { answer.succeed(await responder.fetch(query)) }
+        }
         answer.futureResult.assumeIsolated().whenSuccess { fetched in
             self.fetching = false
             // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.

@@ -44,6 +44,7 @@ let package = Package(
                 "BareServerSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/bare-route",
             swiftSettings: upcomingFeatures

@@ -72,10 +72,13 @@ BARE_ROUTE="$(release_binary Benchmarks bare-route)"
 BARE_NIO="$(release_binary Benchmarks bare-nio)"
 
 # Two cores or more: the servers (and openssl speed) share core 0, wrk gets core 1, so the load generator does not
-# steal the server's CPU. Every server gets the same pinning, so their ratios stay fair.
-SERVER_PIN=() CLIENT_PIN=() PINNING="none"
+# steal the server's CPU. Every server gets the same pinning, so their ratios stay fair: the gateway runs one event
+# loop per CPU it may use, one when pinned, and so does the bare route (Hummingbird's default is one per CPU of the
+# machine; bare NIO always runs one).
+SERVER_PIN=() CLIENT_PIN=() PINNING="none" ROUTE_LOOPS=()
 if [[ $PIN == auto ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
     SERVER_PIN=(taskset -c 0) CLIENT_PIN=(taskset -c 1) PINNING="servers and openssl on core 0, wrk on core 1"
+    ROUTE_LOOPS=(--event-loops 1)
 fi
 
 # --- 2. Configuration, keys and credentials ------------------------------------------------------------------
@@ -239,7 +242,7 @@ BODY_BYTES="$(curl -sS --max-time 10 -o "$WORK/body.json" -w '%{size_download}' 
 grep -q '"token"' "$WORK/body.json" || { cat "$WORK/body.json" >&2; die "the gateway did not return a token"; }
 RSS_IDLE_KB="$(rss_kb "$GATEWAY_PID")"
 
-start bare-route "$WORK/bare.out" "${SERVER_PIN[@]}" "$BARE_ROUTE" --port 0 --size "$BODY_BYTES"
+start bare-route "$WORK/bare.out" "${SERVER_PIN[@]}" "$BARE_ROUTE" --port 0 --size "$BODY_BYTES" "${ROUTE_LOOPS[@]}"
 BARE_PID=$PID BARE="http://$HOST:$PORT"
 start bare-nio "$WORK/nio.out" "${SERVER_PIN[@]}" "$BARE_NIO" --port 0 --size "$BODY_BYTES"
 NIO_PID=$PID NIO="http://$HOST:$PORT"

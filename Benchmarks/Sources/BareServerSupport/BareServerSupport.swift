@@ -7,12 +7,15 @@ import Darwin
 #endif
 
 /// The command line the load benchmark's yardstick servers (`bare-route`, `bare-nio`) share:
-/// `[--host H] [--port P] [--size N]`. A bad argument ends the program with a message and exit status 64.
+/// `[--host H] [--port P] [--size N] [--event-loops N]`. A bad argument ends the program with a message and exit
+/// status 64.
 public struct BareServerOptions: Sendable {
     public var host = "127.0.0.1"
     public var port = 0
     /// The response body's size in bytes.
     public var size = 1024
+    /// How many event loops serve (`bare-route`; `bare-nio` always runs one), or nil for the framework's default.
+    public var eventLoops: Int?
 
     /// Parses `arguments` (`CommandLine.arguments`); `program` names the server in error messages.
     public static func parse(_ arguments: [String], program: String) -> BareServerOptions {
@@ -24,9 +27,11 @@ public struct BareServerOptions: Sendable {
             case "--host": options.host = value
             case "--port": options.port = Int(value) ?? -1
             case "--size": options.size = Int(value) ?? -1
-            default: fail(program, "unknown option \(name); expected --host, --port or --size")
+            case "--event-loops": options.eventLoops = Int(value) ?? -1
+            default: fail(program, "unknown option \(name); expected --host, --port, --size or --event-loops")
             }
         }
+        if let loops = options.eventLoops, !(1...1024).contains(loops) { fail(program, "--event-loops must be 1 to 1024") }
         guard (0...65535).contains(options.port) else { fail(program, "--port must be 0 to 65535") }
         guard (16...1_000_000).contains(options.size) else { fail(program, "--size must be 16 to 1000000 bytes") }
         return options

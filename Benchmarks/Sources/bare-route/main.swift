@@ -4,12 +4,13 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOPosix
 
 // The load benchmark's yardstick: a Hummingbird server that answers the gateway's token route with a fixed JSON
 // body of the gateway's size and headers, doing no work per request. Whatever the gateway serves slower than this
 // is the gateway's own cost (authentication, policy, cache lookup, response building).
 //
-// Usage: bare-route [--port P] [--size N] [--host H]
+// Usage: bare-route [--port P] [--size N] [--host H] [--event-loops N]
 // Prints `bare-route listening on http://HOST:PORT` on standard output once bound, like `tokengate serve`.
 
 let options = BareServerOptions.parse(CommandLine.arguments, program: "bare-route")
@@ -40,6 +41,8 @@ let app = Application(
         let port = channel.localAddress?.port ?? options.port
         FileHandle.standardOutput.write(Data("bare-route listening on http://\(host):\(port)\n".utf8))
     },
+    // As many loops as the gateway runs where the benchmark pins both (one per CPU each may use).
+    eventLoopGroupProvider: options.eventLoops.map { .shared(MultiThreadedEventLoopGroup(numberOfThreads: $0)) } ?? .singleton,
     logger: logger
 )
 try await app.runService()

@@ -22,8 +22,8 @@ struct SharedLimitTests {
             let run: Duration = .seconds(3)
             let started = ContinuousClock.now
             let refused = RefusingReplicas()
-            // Each worker's admitted and refused requests: when each was sent and answered.
-            typealias Span = (sent: ContinuousClock.Instant, answered: ContinuousClock.Instant)
+            // Each worker's admitted and refused requests: when each was sent and answered, and for which trip.
+            typealias Span = (sent: ContinuousClock.Instant, answered: ContinuousClock.Instant, trip: Int)
             let results = try await withThrowingTaskGroup(of: (admitted: [Span], limited: [Span]).self) { group in
                 // Eight callers per replica, each sending until the run is over.
                 for worker in 0..<24 {
@@ -36,9 +36,9 @@ struct SharedLimitTests {
                         while ContinuousClock.now - started < run || (!refused.all(3) && ContinuousClock.now - started < .seconds(20)) {
                             let sent = ContinuousClock.now
                             let response = try await replicas[worker % 3].consumerToken("trip-\(worker % 4)")
-                            if response.status == 200 { admitted.append((sent, ContinuousClock.now)) }
+                            if response.status == 200 { admitted.append((sent, ContinuousClock.now, worker % 4)) }
                             if response.status == 429 {
-                                limited.append((sent, ContinuousClock.now))
+                                limited.append((sent, ContinuousClock.now, worker % 4))
                                 refused.insert(worker % 3)
                             }
                         }
@@ -82,7 +82,9 @@ struct SharedLimitTests {
             for replica in replicas {
                 #expect((try await replica.scrape()["tokengate_rate_limited_total", ["provider": "acme-rides", "scope": "provider"]] ?? 0) > 0)
             }
-            #expect(fixture.totalBackendCalls == 4)
+            // Each trip that was admitted at all was minted once, by one replica for all three. (Not always all
+            // four: with the low limit of a sanitizer run, a trip's callers may never be admitted.)
+            #expect(fixture.totalBackendCalls == Set(results.admitted.map(\.trip)).count)
         }
     }
 }

@@ -25,7 +25,8 @@ public enum GatewayApplication {
     ) throws -> some ApplicationProtocol {
         let router = Router(context: TokenGateRequestContext.self)
         // First, so it wraps every route and the router's not-found answer.
-        router.add(middleware: GatewayMiddleware(routes: TokenRoutes.table, metrics: service.generation.metrics))
+        let addressing = ClientAddressing(trustedProxies: server.trustedProxies)
+        router.add(middleware: GatewayMiddleware(routes: TokenRoutes.table, metrics: service.generation.metrics, addressing: addressing))
         let routes = TokenRoutes(service: service, limits: limits, clock: clock)
         routes.register(on: router)
         let serverName = "TokenGate"
@@ -35,9 +36,11 @@ public enum GatewayApplication {
         decoderLimits.maxHeaderFieldSize = 16 * 1024
         decoderLimits.maxHeaderListSize = 32 * 1024
         decoderLimits.maxHeaderFieldCount = 64
-        let connection = GatewayChannel.Configuration(
-            idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil)
-        var builder = HTTPServerBuilder { responder in
+        var connection = GatewayChannel.Configuration(
+            idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil,
+            addressing: addressing)
+        if let version = server.proxyProtocol, let trustedProxies = server.trustedProxies { connection.proxyProtocol = (version, trustedProxies) }
+        var builder = HTTPServerBuilder { [connection] responder in
             GatewayChannel(responder: responder, configuration: connection, cachedTokens: cachedTokens)
         }
         if let tls = server.tls {

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import TokenGateCore
 
 /// Each accepted connection's pipeline: Hummingbird's `HTTP1Channel`, with TokenGate's guards where that one has
 /// no hook.
@@ -13,14 +14,19 @@ import NIOHTTPTypesHTTP1
 /// client dribbling its headers). So this child channel builds the same pipeline itself, with
 ///
 /// ```
-/// RequestStartHandler → HTTP encoder/decoder → HTTP1RequestGuard → HTTP1ToHTTPServerCodec
+/// [ProxyProtocolHandler] → RequestStartHandler → HTTP encoder/decoder → HTTP1RequestGuard → HTTP1ToHTTPServerCodec
 ///     → HTTPConnectionStateHandler (idle timeout) → CachedTokenHandler (`server.fastPath`) → NIOAsyncChannel
 /// ```
 ///
 /// and hands each connection to Hummingbird's own request loop (`handleHTTP`), which is unchanged: it gets every
 /// request the ``CachedTokenHandler`` does not answer on the event loop.
 struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
-    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+    /// One connection: its requests and answers, and who it comes from when a PROXY header said so.
+    struct Value: ServerChildChannelValue {
+        let requests: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+        let origin: ConnectionOrigin?
+        var channel: any Channel { requests.channel }
+    }
 
     /// Limits of one connection.
     struct Configuration: Sendable {
@@ -32,6 +38,10 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
         var decoderLimits: NIOHTTPDecoderLimitConfiguration
         /// Whether the connection runs over TLS (the requests' scheme is https).
         var isSecure = false
+        /// How each request's client address is found.
+        var addressing = ClientAddressing(trustedProxies: nil)
+        /// The PROXY protocol header trusted proxies send first, or nil for none (then `trustedProxies` is unused).
+        var proxyProtocol: (version: ProxyProtocolVersion, trustedProxies: TrustedProxies)?
     }
 
     let responder: HTTPChannelHandler.Responder
@@ -43,6 +53,13 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
         channel.eventLoop.makeCompletedFuture {
             let deadline = RequestReadDeadline(timeout: TimeAmount(configuration.readTimeout), logger: logger)
             let pipeline = channel.pipeline.syncOperations
+            var origin: ConnectionOrigin?
+            if let (version, trustedProxies) = configuration.proxyProtocol {
+                // First of all, ahead of TLS too: the header precedes every other byte on the wire.
+                origin = ConnectionOrigin()
+                try pipeline.addHandler(
+                    ProxyProtocolHandler(version: version, trustedProxies: trustedProxies, origin: origin!, logger: logger), position: .first)
+            }
             try pipeline.addHandler(RequestStartHandler(deadline: deadline))
             try pipeline.configureHTTPServerPipeline(
                 withPipeliningAssistance: false,  // NIOAsyncChannel already handles requests one at a time
@@ -54,12 +71,18 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, logger: logger))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: configuration.idleTimeout, logger: logger))
-            if let cachedTokens { try pipeline.addHandler(CachedTokenHandler(responder: cachedTokens)) }
-            return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            if let cachedTokens {
+                try pipeline.addHandler(CachedTokenHandler(responder: cachedTokens, addressing: configuration.addressing, origin: origin))
+            }
+            let requests = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            return Value(requests: requests, origin: origin)
         }
     }
 
     func handle(value: Value, logger: Logger) async {
-        await handleHTTP(asyncChannel: value, logger: logger)
+        guard let origin = value.origin else { return await handleHTTP(asyncChannel: value.requests, logger: logger) }
+        // The router's requests are served in this task: each one's context reads the PROXY header's client here.
+        await ConnectionOrigin.$current.withValue(origin) { await handleHTTP(asyncChannel: value.requests, logger: logger) }
     }
 }

@@ -3,7 +3,7 @@ import Hummingbird
 import Logging
 import TokenGateCore
 
-/// The outermost middleware: gives every request its ID and turns every error into TokenGate's JSON answer.
+/// The outermost middleware: gives every request its ID and its client's address, and turns every error into TokenGate's JSON answer.
 ///
 /// Hummingbird lets a router customise "not found" only through middleware (its `NotFoundResponder` throws
 /// `HTTPError(.notFound)` through the router's middleware stack, for an unknown path and for a known path with an
@@ -17,10 +17,13 @@ struct GatewayMiddleware: RouterMiddleware {
     let routes: RouteTable
     /// Counts the errors answered here that no token route saw (unknown paths, wrong methods, unexpected errors).
     let metrics: GatewayMetrics?
+    /// Finds the client behind a trusted proxy, or nil where no proxy is trusted (the admin listener).
+    var addressing: ClientAddressing? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         (context.requestID, context.origin) = Self.identify(request.headers)
+        if let addressing { context.peer = addressing.client(peer: context.peer, headers: request.headers) }
 
         var response: Response
         do {

@@ -5,7 +5,7 @@ import TokenGateCore
 /// Per-request state for TokenGate routes.
 public struct TokenGateRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The peer's address, for the failed-authentication limit per address and for logs.
+    /// The socket's peer (a proxy's, behind one).
     public let remoteAddress: SocketAddress?
     /// This request's ID: the caller's well-formed `X-Request-ID`, else one the gateway made. Set by the
     /// outermost middleware, echoed in the `X-Request-ID` response header and logged with every line about the
@@ -14,13 +14,15 @@ public struct TokenGateRequestContext: RequestContext {
     /// The `Origin` header, when exactly one was sent (browsers); read in the same pass as the request ID.
     var origin: String?
 
+    /// The client's address, as a number for a rate-limit bucket that costs no string: the connection's peer (or
+    /// the client its PROXY header named), until ``GatewayMiddleware`` follows a trusted proxy's forwarding header.
+    var peer: PeerAddress?
+
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.peer = ClientAddressing.connectionPeer(of: source.channel, origin: ConnectionOrigin.current)
     }
-
-    /// The peer as a number, for a rate-limit bucket that costs no string.
-    var peer: PeerAddress? { PeerAddress(remoteAddress) }
 }
 
 extension PeerAddress {

@@ -48,10 +48,12 @@ public final class RawConnection: @unchecked Sendable {  // all mutable state is
     /// Connects to `127.0.0.1:port`. The default timeout is the HTTP client's (30 s): a bound, not an expected time.
     /// With the whole suite running in one process, a request the router answers waits for a thread of the shared
     /// concurrency pool, and reads of 8 s were measured; 10 s failed a CI run.
-    public static func open(port: Int, receiveTimeout: Duration = .seconds(30)) async throws -> RawConnection {
+    /// With `source`, the connection comes from that loopback address (`0x7F00_0002` is 127.0.0.2, any of
+    /// 127.0.0.0/8 works on Linux): one test can be many clients.
+    public static func open(port: Int, from source: UInt32? = nil, receiveTimeout: Duration = .seconds(30)) async throws -> RawConnection {
         let queue = DispatchQueue(label: "tokengate.raw-connect")
         let socket = try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try BlockingSocket(port: port, timeout: receiveTimeout) }) }
+            queue.async { continuation.resume(with: Result { try BlockingSocket(port: port, source: source, timeout: receiveTimeout) }) }
         }
         return RawConnection(socket: socket)
     }
@@ -115,7 +117,7 @@ private final class BlockingSocket: @unchecked Sendable {  // confined to its Ra
     private var buffer: [UInt8] = []
     private var isClosed = false
 
-    init(port: Int, timeout: Duration) throws {
+    init(port: Int, source: UInt32?, timeout: Duration) throws {
         #if canImport(Darwin)
         descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -131,6 +133,19 @@ private final class BlockingSocket: @unchecked Sendable {  // confined to its Ra
         time.tv_usec = .init(timeout.components.attoseconds / 1_000_000_000_000)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr = in_addr(s_addr: source.bigEndian)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let code = errno
+                closeDescriptor(descriptor)
+                throw RawConnection.Failure(description: "bind to source address: errno \(code)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -58,7 +58,7 @@ import TokenGateCore
         ("server:\n  port: \"8080\"\nproviders: {}\n",
          #"config.yaml:2:9: server.port: expected an integer, got the quoted string "8080""#),
         ("server:\n  prot: 8080\nproviders: {}\n",
-         "config.yaml:2:3: server.prot: unknown key; expected one of: admin, eventLoops, fastPath, host, idleTimeout, listenBacklog, logFormat, logLevel, maxConnections, port, readTimeout, tls"),
+         "config.yaml:2:3: server.prot: unknown key; expected one of: admin, eventLoops, fastPath, host, idleTimeout, listenBacklog, logFormat, logLevel, maxConnections, port, proxyProtocol, readTimeout, tls, trustedProxies"),
         ("providers:\n  Acme: {}\n",
          "config.yaml:2:3: providers.Acme: 'Acme' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"),
         ("server: {}\n",

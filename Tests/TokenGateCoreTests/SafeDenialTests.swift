@@ -6,8 +6,8 @@ import Testing
 import TokenGateTesting
 
 /// The denial paths of a generation with two tenants: another tenant's API key is one lookup (403), a session token
-/// is never verified on another tenant's behalf, failed authentications are limited before any credential work,
-/// and denials are logged in aggregate.
+/// is never verified on another tenant's behalf, failed authentications are limited without ever refusing a good
+/// credential, and denials are logged in aggregate.
 @Suite struct SafeDenialTests {
     static let acmeKey = "tg_acme"
     static let zoomKey = "tg_zoom"
@@ -85,20 +85,26 @@ import TokenGateTesting
         #expect(await denial("zoom-cabs", header)?.code == .unauthenticated)
     }
 
-    @Test func failedAuthenticationsFromOnePeerAreRefusedBeforeAnyCredentialWork() async throws {
+    @Test func aPeerThatKeepsFailingIsAnswered429AndItsSessionTokensAreShedBeforeTheirSignatureCheck() async throws {
         for _ in 0..<5 { #expect(await denial("acme-rides", "Bearer tg_wrong")?.code == .unauthenticated) }
-        // The peer's burst is spent: even a valid session token is refused before its signature is checked.
-        let token = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
-        let limited = await denial("acme-rides", "Bearer \(token)")
+        // Past the peer's burst a failure is answered 429, with when to come back.
+        let limited = await denial("acme-rides", "Bearer tg_wrong")
         #expect(limited?.code == .rateLimited)
         #expect(limited?.retryAfterSeconds != nil)
+        // A session token not verified before would cost a signature check: shed, nothing verified.
+        let token = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
+        #expect(await denial("acme-rides", "Bearer \(token)")?.code == .rateLimited)
         #expect(acmeAuthenticator.sessionVerificationCount == 0)
-        // Another address is not affected, and good credentials are never charged.
+        // A good API key costs one SHA-256 and a lookup: never refused, even from this peer.
+        #expect(await denial("acme-rides", "Bearer \(Self.acmeKey)")?.code == .backendError)
+        // Another address is not affected; once verified there, the token is remembered and passes from here too.
         #expect(await denial("acme-rides", "Bearer \(token)", peer: 0x7F00_0002)?.code == .backendError)
-        #expect(await denial("acme-rides", "Bearer \(token)", peer: 0x7F00_0002)?.code == .backendError)
+        #expect(await denial("acme-rides", "Bearer \(token)")?.code == .backendError)
+        #expect(acmeAuthenticator.sessionVerificationCount == 1)
         // Refill: one per second at 60/min.
         clock.advance(by: .seconds(1))
-        #expect(await denial("acme-rides", "Bearer \(token)")?.code == .backendError)
+        let fresh = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"], "sub": "rider-2"])
+        #expect(await denial("acme-rides", "Bearer \(fresh)")?.code == .backendError)
     }
 
     @Test func denialsAreLoggedInAggregateNeverOneLinePerRequest() async throws {

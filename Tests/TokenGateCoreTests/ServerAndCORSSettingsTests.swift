@@ -62,6 +62,52 @@ import TokenGateCore
         #expect(error(server + Self.provider) == expected)
     }
 
+    @Test func trustedProxiesAreReadInEitherForm() throws {
+        let listed = try parse("server:\n  trustedProxies: [10.0.0.0/8, \"::1\"]\n  proxyProtocol: v2\n" + Self.provider).server
+        #expect(listed.trustedProxies?.networks.map(\.description) == ["10.0.0.0/8", "0:0:0:0:0:0:0:1/128"])
+        #expect(listed.trustedProxies?.hops == 1)
+        #expect(listed.trustedProxies?.header == .xForwardedFor)
+        #expect(listed.proxyProtocol == .v2)
+        let mapped = try parse(
+            "server:\n  trustedProxies:\n    networks: [35.191.0.0/16]\n    hops: 2\n    header: Forwarded\n  proxyProtocol: off\n"
+                + Self.provider
+        ).server
+        #expect(mapped.trustedProxies == TrustedProxies(networks: [IPNetwork(parsing: "35.191.0.0/16")!], hops: 2, header: .forwarded))
+        #expect(mapped.proxyProtocol == nil)
+        #expect(try parse(Self.provider).server.trustedProxies == nil)
+    }
+
+    @Test(arguments: [
+        ("server:\n  trustedProxies: [10.1.2.3/8]\n",
+         "config.yaml:2:20: server.trustedProxies[0]: expected an address or CIDR block such as 10.0.0.0/8 or 2001:db8::/32 (host bits zero), got '10.1.2.3/8'"),
+        ("server:\n  trustedProxies: [0.0.0.0/0]\n", "config.yaml:2:19: server.trustedProxies: 0.0.0.0/0 or ::/0 would let any client choose its own address"),
+        ("server:\n  trustedProxies: []\n",
+         "config.yaml:2:19: server.trustedProxies: list at least one address or CIDR block (remove trustedProxies to trust no proxy)"),
+        ("server:\n  trustedProxies: { networks: [10.0.0.0/8], hops: 0 }\n", "config.yaml:2:51: server.trustedProxies.hops: must be between 1 and 16"),
+        ("server:\n  trustedProxies: { networks: [10.0.0.0/8], header: x-real-ip }\n",
+         "config.yaml:2:53: server.trustedProxies.header: must be x-forwarded-for or forwarded, got 'x-real-ip'"),
+        ("server:\n  proxyProtocol: v2\n", "config.yaml:2:18: server.proxyProtocol: needs server.trustedProxies: a PROXY header is believed only from a trusted proxy"),
+        ("server:\n  trustedProxies: [10.0.0.0/8]\n  proxyProtocol: v3\n", "config.yaml:3:18: server.proxyProtocol: must be off, v1 or v2, got 'v3'"),
+    ])
+    func badProxySettingsAreLocated(server: String, expected: String) {
+        #expect(error(server + Self.provider) == expected)
+    }
+
+    @Test func aListenerBeyondLoopbackWithAPerPeerLimitAndNoTrustedProxiesIsWarnedAbout() throws {
+        func warnings(_ server: String) throws -> [String] {
+            let file = ConfigFile(path: "config.yaml", environment: [:])
+            _ = try ConfigurationParser().parse(ConfigNode.parse(Array((server + Self.provider).utf8), file: file))
+            return file.diagnostics.all.map(\.description)
+        }
+        let warned = try warnings("server:\n  host: 0.0.0.0\n")
+        #expect(warned.count == 1)
+        #expect(warned.first?.hasPrefix("config.yaml:2:9: server.host: the listener is not on loopback and failedAuthPerPeer is on (acme-rides)") == true)
+        #expect(warned.first?.contains("list the proxies in server.trustedProxies") == true)
+        #expect(try warnings("server:\n  host: 0.0.0.0\n  trustedProxies: [10.0.0.0/8]\n").isEmpty)
+        #expect(try warnings("server:\n  host: 127.0.0.2\n").isEmpty)
+        #expect(try warnings("server:\n  host: \"::1\"\n").isEmpty)
+    }
+
     static func withCORS(_ cors: String) -> String { Self.provider + "    cors: \(cors)\n" }
 
     @Test func corsOriginsAreReadAsBrowsersSendThem() throws {

@@ -1,10 +1,13 @@
 /// One provider's rate limiters: per provider, caller and context for requests that authenticated, and per provider
 /// and per peer address for failed authentications.
 ///
-/// The failed-authentication limiters are only *looked at* before a credential is (no bucket is taken by a good
-/// request) and are *charged* when authentication fails, so a flood of bad credentials from one address, or from
-/// many against one provider, is refused with 429 before any hashing or signature work, while callers with good
-/// credentials are never slowed by it.
+/// The failed-authentication limits never refuse a credential that is cheap to check: an API key is one SHA-256
+/// and a table lookup, a session token already verified is a memo lookup, and either answers at once whether it
+/// is good. They are *charged* when authentication fails (a failure past a limit is answered 429, not 401), and
+/// *looked at* only before the one costly check, a session token's signature: it is shed (429, nothing charged)
+/// when its peer has used up its allowance, or when the provider's allowance is used up and this peer is one of
+/// those failing. So a flood of bad credentials, from one address or from many, costs no signature checks past
+/// its allowance, and a caller with a good credential is never refused because of somebody else's failures.
 final class ProviderLimiters: Sendable {
     let provider: RateLimiter<ProviderID>?
     let caller: RateLimiter<AuthenticatedCaller>?
@@ -20,16 +23,30 @@ final class ProviderLimiters: Sendable {
         failedAuthPerPeer = settings.failedAuthPerPeer.map { RateLimiter(limit: $0, clock: clock) }
     }
 
-    /// Refuses the request when failed authentications from `peer`, or at this provider, are over their limit.
-    func checkFailedAuthentications(at id: ProviderID, from peer: PeerAddress?, metrics: ProviderMetrics) throws(TokenGateError) {
-        try Self.check(failedAuth?.peek(id), scope: .failedAuth, metrics)
+    /// Sheds a costly credential check (a session token's signature) for `peer` at provider `id`: refused when
+    /// `peer` is over its failed-authentication limit, or when the provider is over its own and `peer` has failed
+    /// recently. Without a per-peer limit nothing tells failing peers from others, so then only a request with no
+    /// address is shed.
+    func checkBeforeCostlyAuthentication(at id: ProviderID, from peer: PeerAddress?, metrics: ProviderMetrics) throws(TokenGateError) {
         if let peer { try Self.check(failedAuthPerPeer?.peek(peer), scope: .failedAuthPerPeer, metrics) }
+        let peerIsFailing = peer.map { failedAuthPerPeer?.isCharged($0) ?? false } ?? true
+        if peerIsFailing { try Self.check(failedAuth?.peek(id), scope: .failedAuth, metrics) }
     }
 
-    /// Counts one failed authentication against the provider and `peer`.
-    func chargeFailedAuthentication(at id: ProviderID, from peer: PeerAddress?) {
-        _ = failedAuth?.acquire(id)
-        if let peer { _ = failedAuthPerPeer?.acquire(peer) }
+    /// Counts one failed authentication against provider `id` and `peer`, and returns what to answer: `error`, or
+    /// a 429 when this failure went past a limit.
+    func failedAuthentication(
+        _ error: TokenGateError, at id: ProviderID, from peer: PeerAddress?, metrics: ProviderMetrics
+    ) -> TokenGateError {
+        let atProvider = failedAuth?.acquire(id)
+        let fromPeer = peer.flatMap { failedAuthPerPeer?.acquire($0) }
+        do throws(TokenGateError) {
+            try Self.check(fromPeer, scope: .failedAuthPerPeer, metrics)
+            try Self.check(atProvider, scope: .failedAuth, metrics)
+        } catch {
+            return error
+        }
+        return error
     }
 
     /// Applies the provider, caller and context limits in that order; the first refusal wins.
@@ -46,32 +63,5 @@ final class ProviderLimiters: Sendable {
             metrics.recordRateLimited(scope)
             throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached", retryAfterSeconds: seconds)
         }
-    }
-}
-
-/// A caller's IP address as a number, so a per-address bucket costs no string: IPv4 in the low 32 bits, IPv6 as
-/// its 128 bits.
-public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
-    /// The address bits.
-    public let bits: UInt128
-    /// Whether it is IPv6 (an IPv4 address and the IPv6 address with the same low bits differ).
-    public let isIPv6: Bool
-
-    /// An IPv4 address in host byte order.
-    public init(ipv4: UInt32) {
-        bits = UInt128(ipv4)
-        isIPv6 = false
-    }
-
-    /// An IPv6 address from its 16 bytes, most significant first.
-    public init(ipv6 bytes: some Collection<UInt8>) {
-        bits = bytes.reduce(0) { $0 << 8 | UInt128($1) }
-        isIPv6 = true
-    }
-
-    /// Dotted quad, or eight groups of hex (uncompressed).
-    public var description: String {
-        if !isIPv6 { return (0..<4).map { String(UInt8(truncatingIfNeeded: bits >> (24 - 8 * $0))) }.joined(separator: ".") }
-        return (0..<8).map { String(UInt16(truncatingIfNeeded: bits >> (112 - 16 * $0)), radix: 16) }.joined(separator: ":")
     }
 }

@@ -13,6 +13,8 @@ struct AuditRecord: Sendable {
     var fingerprint: String
     /// The request that started the mint (for a refresh-ahead, the request that found the token due for one).
     var requestID: String?
+    /// The address of the client whose request started the mint (behind a trusted proxy, the client's own).
+    var peer: PeerAddress?
 
     /// One JSON object and a newline.
     var line: [UInt8] {
@@ -31,6 +33,7 @@ struct AuditRecord: Sendable {
         ]
         if let keyID { object["kid"] = .string(keyID) }
         if let requestID { object["requestId"] = .string(requestID) }
+        if let peer { object["peer"] = .string(peer.description) }
         return JSON.serialize(.object(object)) + [UInt8(ascii: "\n")]
     }
 }

@@ -109,11 +109,15 @@ public final class CallerAuthenticator: Sendable {
         try authenticate(CallerCredential(authorization: authorization))
     }
 
-    /// The caller behind a credential already read from its header.
-    public func authenticate(_ credential: CallerCredential) throws(TokenGateError) -> AuthenticatedCaller {
+    /// The caller behind a credential already read from its header. `beforeSignatureCheck` runs only when the
+    /// answer costs a signature verification (a session token not remembered, from a trusted issuer), and may
+    /// refuse the request before it is spent.
+    public func authenticate(
+        _ credential: CallerCredential, beforeSignatureCheck: () throws(TokenGateError) -> Void = {}
+    ) throws(TokenGateError) -> AuthenticatedCaller {
         switch credential {
         case .apiKey(let digest): try authenticateAPIKey(digest: digest)
-        case .sessionToken(let token): try authenticateSessionToken(token)
+        case .sessionToken(let token): try authenticateSessionToken(token, beforeSignatureCheck: beforeSignatureCheck)
         }
     }
 
@@ -186,7 +190,9 @@ public final class CallerAuthenticator: Sendable {
             provider: provider, name: match.client.name, kind: .apiKey, grants: match.client.allow, allowsAllTasks: match.client.allowsAllTasks)
     }
 
-    private func authenticateSessionToken(_ token: String) throws(TokenGateError) -> AuthenticatedCaller {
+    private func authenticateSessionToken(
+        _ token: String, beforeSignatureCheck: () throws(TokenGateError) -> Void
+    ) throws(TokenGateError) -> AuthenticatedCaller {
         let digest = try Self.sha256(token)
         let now = clock.wallSeconds()
         if let caller = memo.withLock({ $0.caller(for: digest, now: now) }) { return caller }
@@ -198,6 +204,7 @@ public final class CallerAuthenticator: Sendable {
         guard !candidates.isEmpty else {
             throw TokenGateError(.unauthenticated, "session token from an issuer no jwt client of \(provider) trusts")
         }
+        try beforeSignatureCheck()
         var failures: [String] = []
         var revoked: String?
         for candidate in candidates {

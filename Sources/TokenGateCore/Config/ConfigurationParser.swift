@@ -90,9 +90,32 @@ public struct ConfigurationParser: Sendable {
         }
         // When every provider failed, their errors say why; "declare one" would only mislead.
         guard !providers.isEmpty || !errors.errors.isEmpty else { throw providersNode.error("declare at least one provider") }
+        warnIfPeersShareAProxysAddress(server, providers: providers, serverNode: document.optional("server"), root: root)
         return GatewayConfiguration(
             server: server, providers: providers, audit: audit, adminKeys: adminKeys, endedContexts: endedContexts,
             sharedState: sharedState)
+    }
+
+    /// A listener reachable from other hosts is usually behind a load balancer; without `trustedProxies` every
+    /// caller then has the balancer's address, and one caller's failed keys count against all of them.
+    private func warnIfPeersShareAProxysAddress(
+        _ server: ServerSettings, providers: [ProviderID: ProviderSettings], serverNode: ConfigNode?, root: ConfigNode
+    ) {
+        guard server.trustedProxies == nil, !Self.isLoopback(server.host) else { return }
+        let limited = providers.values.filter { $0.rateLimits.failedAuthPerPeer != nil }.map(\.id.rawValue).sorted()
+        guard !limited.isEmpty else { return }
+        let node = (try? serverNode?.mapping(allowedKeys: ServerSettings.keys).optional("host")) ?? serverNode ?? root
+        node.warn(
+            "the listener is not on loopback and failedAuthPerPeer is on (\(limited.joined(separator: ", "))) without "
+                + "server.trustedProxies: behind a load balancer or proxy every caller has its address, so one caller's "
+                + "failed credentials count against all; list the proxies in server.trustedProxies")
+    }
+
+    /// Whether `host` names a loopback address (`127.0.0.0/8`, `::1`, `localhost`).
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        guard let address = PeerAddress(parsing: host) else { return false }
+        return address.isIPv6 ? address.bits == 1 : address.bits >> 24 == 127
     }
 
     private func parseServer(_ node: ConfigNode) throws -> ServerSettings {

@@ -58,6 +58,11 @@ public struct ServerSettings: Sendable, Equatable {
     public var admin: AdminListener? = AdminListener()
     /// HTTPS on the public listener, or nil for plain HTTP (behind a TLS-terminating proxy).
     public var tls: TLSSettings?
+    /// The proxies in front of the public listener whose word about the client's address is believed, or nil to
+    /// take every connection's peer as the client.
+    public var trustedProxies: TrustedProxies?
+    /// Whether connections from trusted proxies open with a PROXY protocol header, and which version; nil for none.
+    public var proxyProtocol: ProxyProtocolVersion?
     /// How log lines are written.
     public var logFormat: LogFormat = .text
     /// The least severe level logged.

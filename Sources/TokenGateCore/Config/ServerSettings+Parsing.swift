@@ -1,6 +1,13 @@
 import Logging
+import YAML
 
 extension ServerSettings {
+    /// The keys `server:` may have.
+    static let keys: Set<String> = [
+        "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "fastPath", "eventLoops", "admin", "tls",
+        "trustedProxies", "proxyProtocol", "logFormat", "logLevel",
+    ]
+
     /// The `server:` section:
     ///
     /// ```yaml
@@ -17,14 +24,16 @@ extension ServerSettings {
     ///     host: 127.0.0.1
     ///     port: 9464
     ///   tls: { certificateFile, privateKeyFile, minimumVersion }   # see TLSSettings
+    ///   trustedProxies:          # default none: every peer is the client
+    ///     networks: [10.0.0.0/8, 35.191.0.0/16]   # or the list alone: `trustedProxies: [10.0.0.0/8]`
+    ///     hops: 1                # 1...16: hops that are proxies by position, the peer counting as one; default 1
+    ///     header: x-forwarded-for   # or forwarded (RFC 7239)
+    ///   proxyProtocol: off       # off, v1 or v2: trusted peers open each connection with a PROXY header
     ///   logFormat: text          # text or json
     ///   logLevel: info           # trace, debug, info, notice, warning, error, critical
     /// ```
     static func parse(_ node: ConfigNode) throws -> ServerSettings {
-        let mapping = try node.mapping(allowedKeys: [
-            "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "fastPath", "eventLoops", "admin", "tls",
-            "logFormat", "logLevel",
-        ])
+        let mapping = try node.mapping(allowedKeys: keys)
         var server = ServerSettings()
         if let host = mapping.optional("host") { server.host = try host.nonEmptyString() }
         if let port = mapping.optional("port") { server.port = try port.int(in: 0...65535) }
@@ -40,6 +49,17 @@ extension ServerSettings {
         if let value = mapping.optional("eventLoops") { server.eventLoops = try value.int(in: 1...1024) }
         if let value = mapping.optional("admin") { server.admin = try parseAdmin(value) }
         if let value = mapping.optional("tls") { server.tls = try TLSSettings.parse(value) }
+        if let value = mapping.optional("trustedProxies") { server.trustedProxies = try parseTrustedProxies(value) }
+        if let value = mapping.optional("proxyProtocol") {
+            let text = try value.string()
+            if text != "off" {
+                guard let version = ProxyProtocolVersion(rawValue: text) else { throw value.error("must be off, v1 or v2, got '\(text)'") }
+                guard server.trustedProxies != nil else {
+                    throw value.error("needs server.trustedProxies: a PROXY header is believed only from a trusted proxy")
+                }
+                server.proxyProtocol = version
+            }
+        }
         if let value = mapping.optional("logFormat") {
             let text = try value.string()
             guard let format = LogFormat(rawValue: text) else { throw value.error("must be text or json, got '\(text)'") }
@@ -57,6 +77,37 @@ extension ServerSettings {
                 "the admin listener must not share the public port \(server.port)")
         }
         return server
+    }
+
+    private static func parseTrustedProxies(_ node: ConfigNode) throws -> TrustedProxies {
+        var networksNode = node
+        var proxies = TrustedProxies(networks: [])
+        if case .mapping = node.yaml.content {
+            let mapping = try node.mapping(allowedKeys: ["networks", "hops", "header"])
+            networksNode = try mapping.required("networks")
+            if let hops = mapping.optional("hops") { proxies.hops = try hops.int(in: 1...16) }
+            if let header = mapping.optional("header") {
+                let text = try header.string()
+                guard let parsed = TrustedProxies.Header(rawValue: text.lowercased()) else {
+                    throw header.error("must be x-forwarded-for or forwarded, got '\(text)'")
+                }
+                proxies.header = parsed
+            }
+        }
+        for entry in try networksNode.sequence() {
+            let text = try entry.string()
+            guard let network = IPNetwork(parsing: text) else {
+                throw entry.error("expected an address or CIDR block such as 10.0.0.0/8 or 2001:db8::/32 (host bits zero), got '\(text)'")
+            }
+            proxies.networks.append(network)
+        }
+        guard !proxies.networks.isEmpty else {
+            throw networksNode.error("list at least one address or CIDR block (remove trustedProxies to trust no proxy)")
+        }
+        if proxies.networks.contains(where: { $0.prefixLength == 0 }) {
+            throw networksNode.error("0.0.0.0/0 or ::/0 would let any client choose its own address")
+        }
+        return proxies
     }
 
     private static func parseAdmin(_ node: ConfigNode) throws -> AdminListener? {

@@ -8,8 +8,8 @@ import Synchronization
 /// started on while ``install(_:)`` swaps in the next one.
 ///
 /// Order matters and is cheap-first: provider, token type and context are validated before any credential is
-/// looked at; the failed-authentication limits before authentication; authentication and authorization before the
-/// rate limits; the rate limits before the cache; the backend and the OpenSSL verification only on a cache miss. A
+/// looked at; the failed-authentication limits before a session token's signature check (and charged after any
+/// failure); authentication and authorization before the rate limits; the rate limits before the cache; the backend and the OpenSSL verification only on a cache miss. A
 /// cache hit does no signing and no signature check: the token was verified when it entered the cache.
 /// ``cachedToken(for:)`` runs the same checks synchronously for a request the cache answers at once (the HTTP
 /// face calls it on the event loop) and leaves everything else to ``token(for:)``.
@@ -150,16 +150,16 @@ public final class TokenService: Sendable {
         }
         do {
             // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
-            let requestID = query.requestID
+            let (requestID, peer) = (query.requestID, query.peer)
             let (token, outcome) = try await runtime.cache.value(for: context) { [self] in
                 if let sharedState {
                     return try await sharedState.token(
                         for: TokenCacheKey(provider: id, context: context),
                         refreshBefore: Self.refreshBeforeSeconds(runtime.settings.cache),
                         adopt: { self.adopt($0, for: context, at: runtime) },
-                        mint: { try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID) })
+                        mint: { try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID, peer: peer) })
                 }
-                return try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID)
+                return try await self.fetchVerified(context, from: runtime, for: caller, requestID: requestID, peer: peer)
             }
             return served(token, outcome, to: admission)
         } catch let error as TokenGateError {
@@ -211,35 +211,46 @@ public final class TokenService: Sendable {
         }
     }
 
-    /// The caller behind the request, after the failed-authentication limits; a failure is charged to them.
+    /// The caller behind the request. A credential that fails is charged to the failed-authentication limits
+    /// (answered 429 past them); only a session token's signature check is shed early, for a peer that keeps
+    /// failing. A good credential is never refused by somebody else's failures.
     private func authenticate(
         _ query: TokenQuery, at runtime: ProviderRuntime, in generation: GatewayGeneration
     ) throws(TokenGateError) -> AuthenticatedCaller {
-        try runtime.limiters.checkFailedAuthentications(at: runtime.id, from: query.peer, metrics: runtime.metrics)
+        let (id, limiters, metrics, peer) = (runtime.id, runtime.limiters, runtime.metrics, query.peer)
         let credential: CallerCredential
         do {
             credential = try CallerCredential(authorization: query.authorization)
         } catch {
-            runtime.limiters.chargeFailedAuthentication(at: runtime.id, from: query.peer)
-            throw error
+            throw limiters.failedAuthentication(error, at: id, from: peer, metrics: metrics)
         }
-        do {
-            return try runtime.authenticator.authenticate(credential)
+        var shed = false
+        do throws(TokenGateError) {
+            return try runtime.authenticator.authenticate(credential) { () throws(TokenGateError) in
+                do throws(TokenGateError) {
+                    try limiters.checkBeforeCostlyAuthentication(at: id, from: peer, metrics: metrics)
+                } catch {
+                    shed = true
+                    throw error
+                }
+            }
         } catch {
-            runtime.limiters.chargeFailedAuthentication(at: runtime.id, from: query.peer)
+            // Shed before the check: nothing failed, nothing more is charged.
+            if shed { throw error }
             // An api key of another tenant is a known caller in the wrong place: forbidden, not unknown. One lookup
             // of the digest already computed; a session token is never tried on another tenant's behalf.
-            if case .apiKey(let digest) = credential, generation.isAPIKey(digest, ownedElsewhereThan: runtime.id) {
-                throw TokenGateError(.forbidden, "the credential belongs to another provider")
+            if case .apiKey(let digest) = credential, generation.isAPIKey(digest, ownedElsewhereThan: id) {
+                throw limiters.failedAuthentication(
+                    TokenGateError(.forbidden, "the credential belongs to another provider"), at: id, from: peer, metrics: metrics)
             }
-            throw error
+            throw limiters.failedAuthentication(error, at: id, from: peer, metrics: metrics)
         }
     }
 
     /// One backend call and the OpenSSL verification every token passes before it may be cached or handed out;
     /// a token that passes is recorded in the audit log.
     private func fetchVerified(
-        _ context: TokenContext, from runtime: ProviderRuntime, for caller: AuthenticatedCaller, requestID: String?
+        _ context: TokenContext, from runtime: ProviderRuntime, for caller: AuthenticatedCaller, requestID: String?, peer: PeerAddress?
     ) async throws -> DeliveredToken {
         let settings = runtime.settings
         let started = ContinuousClock.now

@@ -73,6 +73,12 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Whether `key` was charged recently: its bucket has not filled up again yet.
+    public func isCharged(_ key: Key) -> Bool {
+        let now = clock.monotonicNanoseconds()
+        return buckets.withLock { buckets in buckets.slot(for: key).map { buckets[$0] > now } ?? false }
+    }
+
     /// The number of keys with a bucket; idle ones count until they are dropped.
     public var trackedKeyCount: Int { buckets.withLock { $0.count } }
 

@@ -36,8 +36,13 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Where this connection's fetches run: its event loop. Made at the first miss.
     private var loopExecutor: EventLoopTaskExecutor?
 
-    init(responder: CachedTokenResponder) {
+    private let addressing: ClientAddressing
+    private let origin: ConnectionOrigin?
+
+    init(responder: CachedTokenResponder, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil), origin: ConnectionOrigin? = nil) {
         self.responder = responder
+        self.addressing = addressing
+        self.origin = origin
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -65,7 +70,9 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end(let trailers):
             if let (request, route) = held.take() {
                 if trailers == nil, context.channel.isWritable {
-                    switch responder.answer(request, route: route, peer: PeerAddress(context.channel.remoteAddress), date: date.now()) {
+                    let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
+                    let client = addressing.client(peer: peer, headers: request.headerFields)
+                    switch responder.answer(request, route: route, peer: client, date: date.now()) {
                     case .response(let response, let body):
                         write(response, body, context: context)
                         return

@@ -91,6 +91,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Google's Application Default Credentials: service-account, user, workload-identity-federation and
+        // impersonation files, and the metadata server; OAuth access tokens cached and refreshed ahead. Knows
+        // nothing of Fleet Engine.
+        .target(
+            name: "GoogleAuth",
+            dependencies: [
+                "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // Backend plugins: compile-time plugins, statically linked, listed in the CLI's registry.
         .target(
             name: "StaticKeySigner",
@@ -179,6 +194,16 @@ let package = Package(
         ),
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
+        // Against the Google stand-in (Tests/Peers/google), started by the tests on a loopback port.
+        .testTarget(
+            name: "GoogleAuthTests",
+            dependencies: [
+                "GoogleAuth", "JOSE", "TokenGateTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"], swiftSettings: swiftSettings),
         // Against a real redis-server on an ephemeral loopback port, started by the tests.
         .testTarget(

@@ -1,0 +1,50 @@
+import JOSE
+
+/// Turns a credentials file into a `TokenFetcher` by its `type`.
+struct CredentialsFileLoader: Sendable {
+    let endpoints: GoogleEndpoints
+    let http: GoogleHTTP
+
+    func fetcher(path: String, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
+        let file = try CredentialsFile(path: path)
+        if let problem = SafeURL.problem(endpoints.oauthToken) {
+            throw GoogleAuthError(.configuration, "the OAuth token endpoint \(endpoints.oauthToken) \(problem)")
+        }
+        let fields = file.fields
+        switch try fields.string("type") {
+        case "service_account":
+            return try ServiceAccountFetcher(fields, defaultTokenURI: endpoints.oauthToken, http: http, origin: origin)
+        case "authorized_user":
+            return try AuthorizedUserFetcher(fields, tokenURI: endpoints.oauthToken, http: http, origin: origin)
+        case "external_account":
+            let federation = try ExternalAccountFetcher(fields, http: http, origin: origin)
+            guard let url = try fields.optionalURL("service_account_impersonation_url") else { return federation }
+            let lifetime = try fields.optionalObject("service_account_impersonation")?
+                .optionalInteger("token_lifetime_seconds", in: 600...43_200) ?? 3600
+            return ImpersonationFetcher(source: federation, url: url, delegates: [], lifetimeSeconds: lifetime, http: http, origin: origin)
+        case "impersonated_service_account":
+            return try impersonated(fields, origin: origin)
+        case let other:
+            let known = "service_account, authorized_user, external_account or impersonated_service_account"
+            throw fields.error("type", "is \(Sanitized.quote(other)), not \(known)")
+        }
+    }
+
+    /// `impersonated_service_account` (gcloud's `--impersonate-service-account` ADC): its source credentials are a
+    /// nested service_account or authorized_user object.
+    private func impersonated(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
+        let url = try fields.url("service_account_impersonation_url")
+        let delegates = try fields.stringArray("delegates")
+        let sourceFields = try fields.object("source_credentials")
+        let source: any TokenFetcher
+        switch try sourceFields.string("type") {
+        case "service_account":
+            source = try ServiceAccountFetcher(sourceFields, defaultTokenURI: endpoints.oauthToken, http: http, origin: "source_credentials")
+        case "authorized_user":
+            source = try AuthorizedUserFetcher(sourceFields, tokenURI: endpoints.oauthToken, http: http, origin: "source_credentials")
+        case let other:
+            throw sourceFields.error("type", "is \(Sanitized.quote(other)), not service_account or authorized_user")
+        }
+        return ImpersonationFetcher(source: source, url: url, delegates: delegates, lifetimeSeconds: 3600, http: http, origin: origin)
+    }
+}

@@ -1,0 +1,20 @@
+/// Something that yields Google OAuth access tokens with the cloud-platform scope: a service-account key file, a
+/// gcloud user login, workload identity federation, impersonation, or the metadata server.
+///
+/// ```swift
+/// let credentials = try ApplicationDefaultCredentials.resolve(
+///     credentialsFile: nil, environment: ProcessInfo.processInfo.environment, endpoints: GoogleEndpoints(),
+///     client: .shared, logger: logger)
+/// logger.info("Google credentials: \(credentials.summary)")
+/// let token = try await credentials.accessToken()
+/// ```
+public protocol GoogleCredentials: Sendable {
+    /// What these are, for logs and check-config ("service account x@p.iam.gserviceaccount.com
+    /// (GOOGLE_APPLICATION_CREDENTIALS /path)", "the metadata server at 169.254.169.254"...); never a secret.
+    var summary: String { get }
+
+    /// A current access token with the cloud-platform scope: cached; fetched by ONE request when missing or with
+    /// less than `refreshBefore` left, however many callers wait (single flight); a failed refresh while the old
+    /// token is still valid returns the old one.
+    func accessToken() async throws(GoogleAuthError) -> GoogleAccessToken
+}

@@ -1,0 +1,43 @@
+import Foundation
+import JOSE
+
+/// Service-account impersonation: the source credentials' token buys, through IAM Credentials'
+/// `generateAccessToken`, a token of the target account (directly or through `delegates`).
+struct ImpersonationFetcher: TokenFetcher {
+    let source: any TokenFetcher
+    /// `https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/EMAIL:generateAccessToken`.
+    let url: String
+    let delegates: [String]
+    let lifetimeSeconds: Int64
+    let http: GoogleHTTP
+    let origin: String
+
+    var summary: String { "service account \(Self.target(of: url)) impersonated by \(source.summary) (\(origin))" }
+
+    func fetch(deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> GoogleAccessToken {
+        let sourceToken = try await source.fetch(deadline: deadline)
+        var body: JSONObject = ["scope": [.string(GoogleScope.cloudPlatform)], "lifetime": .string("\(lifetimeSeconds)s")]
+        if !delegates.isEmpty { body["delegates"] = .array(delegates.map { .string(Self.resourceName($0)) }) }
+        var request = GoogleRequest.json(url, body, what: "IAM generateAccessToken \(url)", secrets: [sourceToken.value])
+        request.headers.append(("Authorization", "Bearer \(sourceToken.value)"))
+        let object = try await http.send(request, deadline: deadline).object()
+        let value = try GoogleAnswer.string(object, "accessToken", what: request.what)
+        let expireTime = try GoogleAnswer.string(object, "expireTime", what: request.what)
+        guard let expiresAt = RFC3339.epochSeconds(expireTime) else {
+            throw GoogleAuthError(.malformedAnswer, "\(request.what) answered with an \"expireTime\" that is not RFC 3339")
+        }
+        return GoogleAccessToken(value: value, expiresAt: expiresAt)
+    }
+
+    /// The account email in an impersonation URL, for summaries.
+    static func target(of url: String) -> String {
+        guard let start = url.range(of: "/serviceAccounts/"), let end = url.range(of: ":generateAccessToken") else { return url }
+        guard start.upperBound <= end.lowerBound else { return url }
+        return String(url[start.upperBound..<end.lowerBound]).removingPercentEncoding ?? url
+    }
+
+    /// IAM wants `projects/-/serviceAccounts/EMAIL`; files written by hand often hold the email alone.
+    static func resourceName(_ delegate: String) -> String {
+        delegate.hasPrefix("projects/") ? delegate : "projects/-/serviceAccounts/\(delegate)"
+    }
+}

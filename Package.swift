@@ -126,6 +126,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "GoogleIAMSigner",
+            dependencies: [
+                "TokenGateCore", "JOSE", "GoogleAuth",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Plugins/GoogleIAMSigner",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "FileTokenSource",
             dependencies: [
                 "TokenGateCore", "JOSE", "YAML",
@@ -180,7 +193,7 @@ let package = Package(
             name: "tokengate",
             dependencies: [
                 "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE",
-                "StaticKeySigner", "UpstreamHTTPProvider", "FileTokenSource",
+                "StaticKeySigner", "UpstreamHTTPProvider", "FileTokenSource", "GoogleIAMSigner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -235,6 +248,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The google-iam backend through the real gateway, against the Google stand-in (Tests/Peers/google).
+        .testTarget(
+            name: "GoogleIAMSignerTests",
+            dependencies: [
+                "GoogleIAMSigner", "GoogleAuth", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -68,6 +68,6 @@ public struct StaticKeySigner: TokenBackend {
             lifetime: lifetime
         )
         let compact = try identity.signer.sign(claims: claims)
-        return IssuedToken(compact: compact, keyID: identity.signer.key.keyID, expiresAt: now + lifetime)
+        return IssuedToken(compact: compact, keyID: identity.signer.key.keyID, expiresAt: now + lifetime, issuer: identity.serviceAccount)
     }
 }

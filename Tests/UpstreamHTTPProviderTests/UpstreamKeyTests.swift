@@ -92,6 +92,38 @@ import TokenGateTesting
         }
     }
 
+    /// Google's sample token servers and java-fleetengine-auth sign `header.payload` with IAM `signBlob`: no `kid`.
+    @Test func keylessTokensOfAnUpstreamAreServedAndOneSignedByAnotherKeyIsRefused() async throws {
+        try await UpstreamFixture.run { fixture in
+            let clock = ManualClock(wallSeconds: UpstreamFixture.now)
+            let logs = LogRecorder()
+            let unnamed = try JWSKey.pem(try fixture.signer.key.privateKeyPEM(), algorithm: .rs256, keyID: nil)
+            let stranger = try JWSKey.pem(try TestKeys.other(0, keyID: "x").privateKeyPEM(), algorithm: .rs256, keyID: nil)
+            try await UpstreamGatewayTests.withGateway(fixture, clock: clock, logger: logs.logger) { gateway in
+                try await UpstreamGatewayTests.waitForKeys(gateway)
+                for trip in ["trip-1", "trip-2"] {
+                    let token = try fixture.token(for: Self.context(trip), key: unnamed)
+                    #expect(JWTVerifier.decodeUnverified(token).header?["kid"] == nil)
+                    fixture.upstream.script("/token", [fixture.tokenResponse(token)])
+                    #expect(try await gateway.get(Self.trip(trip), bearer: Self.apiKey).status == 200)
+                }
+                // Another key, no kid, claiming the account: only that account's keys are tried, and none fits.
+                fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-3"), key: stranger))])
+                let refused = try await gateway.get(Self.trip("trip-3"), bearer: Self.apiKey)
+                #expect(refused.status == 502 && refused.text.contains("backend_invalid_token"))
+                // The right key, claiming an account no key of this provider is bound to: wrong_issuer.
+                let foreign = try fixture.token(for: Self.context("trip-4"), key: unnamed, serviceAccount: "other@acme-rides.iam.gserviceaccount.com")
+                fixture.upstream.script("/token", [fixture.tokenResponse(foreign)])
+                #expect(try await gateway.get(Self.trip("trip-4"), bearer: Self.apiKey).status == 502)
+                let metrics = try await gateway.metrics()
+                #expect(metrics.contains(#"tokengate_tokens_without_kid_total{provider="acme-rides",token_type="consumer"} 2"#), "\(metrics)")
+                #expect(metrics.contains(#"reason="bad_signature"} 1"#) && metrics.contains(#"reason="wrong_issuer"} 1"#), "\(metrics)")
+            }
+            // Logged once per provider, not once per token.
+            #expect(logs.all.filter { $0.text.contains("tokens name no kid") }.count == 1)
+        }
+    }
+
     @Test(arguments: ["500", "garbage", "empty set"])
     func theLastGoodSetIsKeptWhenARefetchFails(_ failure: String) async throws {
         try await UpstreamFixture.run { fixture in

@@ -15,6 +15,19 @@ public struct JWTVerifier: Sendable {
 
     /// The verified token, or the first failed check as a stable reason. `now` is epoch seconds.
     public func verify(_ token: String, policy: ValidationPolicy, now: Int64) throws(JWTValidationError) -> VerifiedJWT {
+        try verify(token, policy: policy, now: now, chosenKey: nil)
+    }
+
+    /// Verifies a token that names no key (no `kid`) with `key`, which the caller chose by other means (the
+    /// keys bound to the issuer the token claims): every check of ``verify(_:policy:now:)`` but the key
+    /// selection. A token that does name a key is refused (`unknownKid`) unless it names this one.
+    public static func verify(
+        _ token: String, with key: JWSKey, policy: ValidationPolicy, now: Int64
+    ) throws(JWTValidationError) -> VerifiedJWT {
+        try JWTVerifier(keys: JWKSet.empty).verify(token, policy: policy, now: now, chosenKey: key)
+    }
+
+    private func verify(_ token: String, policy: ValidationPolicy, now: Int64, chosenKey: JWSKey?) throws(JWTValidationError) -> VerifiedJWT {
         guard token.utf8.count <= policy.maxTokenBytes else {
             throw JWTValidationError(.tokenTooLarge, "The token is longer than \(policy.maxTokenBytes) bytes.")
         }
@@ -28,6 +41,9 @@ public struct JWTVerifier: Sendable {
             guard case .string(let kid) = kid else { throw JWTValidationError(.malformed, "\"kid\" is not a string.") }
             keyID = kid
         }
+        if let chosenKey, let keyID, keyID != chosenKey.keyID {
+            throw JWTValidationError(.unknownKid, "The token names another key than the one chosen.")
+        }
         if header["crit"] != nil {
             throw JWTValidationError(.unsupportedCrit, "The header lists critical extensions; none are supported.")
         }
@@ -37,7 +53,12 @@ public struct JWTVerifier: Sendable {
         if let allowed = policy.allowedAlgorithms, !allowed.contains(algorithm) {
             throw JWTValidationError(.algNotAllowed, "Algorithm \(algorithm) is not in the allow-list.")
         }
-        let key = try selectKey(keyID: keyID, algorithm: algorithm, policy: policy)
+        let key: JWSKey
+        if let chosenKey {
+            key = chosenKey
+        } else {
+            key = try selectKey(keyID: keyID, algorithm: algorithm, policy: policy)
+        }
         // The key, not the token, decides the algorithm: this is what stops RS256/HS256 confusion.
         guard key.algorithm == algorithm else {
             throw JWTValidationError(.keyAlgMismatch, "The header says \(algorithm); the key is bound to \(key.algorithm).")

@@ -4,6 +4,11 @@ public struct JWKSet: Sendable {
     /// The keys, in the order given.
     public let keys: [JWSKey]
 
+    /// No keys at all.
+    static let empty = JWKSet(checked: [])
+
+    private init(checked keys: [JWSKey]) { self.keys = keys }
+
     /// A set from loaded keys; refuses duplicate key IDs and symmetric keys mixed with asymmetric ones. Key IDs
     /// are compared code point by code point, as `key(withID:)` looks them up.
     public init(keys: [JWSKey]) throws {

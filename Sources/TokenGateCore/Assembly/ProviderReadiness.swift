@@ -4,7 +4,8 @@
 /// are verified with, and each session-token JWKS URL of a client marked `requiredForReadiness` (the default). A
 /// static-key or file backend is ready as soon as it is built (its keys and tokens were loaded then). A provider
 /// whose keys arrived but whose last refresh failed stays ready, serving from the last good set, and is reported
-/// *degraded* with the reason.
+/// *degraded* with the reason. A backend adds its own reasons (`TokenBackend.readiness`): an IAM signer is not
+/// ready until it has an access token, nor while IAM refuses it a permission.
 public struct ProviderReadiness: Sendable, Equatable {
     /// Ready, ready on a last good set, or not ready.
     public enum State: String, Sendable {
@@ -36,6 +37,9 @@ extension ProviderRuntime {
         }
         for set in keys.remoteSets { inspect(set, "backend keys from") }
         for set in authenticator.keySetsRequiredForReadiness { inspect(set, "session-token keys from") }
+        let backendReadiness = backend.readiness
+        missing += backendReadiness.notReady
+        stale += backendReadiness.degraded
         if !missing.isEmpty { return ProviderReadiness(state: .notReady, reasons: missing + stale) }
         if !stale.isEmpty { return ProviderReadiness(state: .degraded, reasons: stale) }
         return ProviderReadiness(state: .ready, reasons: [])

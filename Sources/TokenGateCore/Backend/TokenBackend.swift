@@ -28,12 +28,17 @@ public struct IssuedToken: Sendable, Equatable {
     /// When the backend says it expires, epoch seconds, if it says. The verified `exp` claim is authoritative; a
     /// statement that disagrees with it beyond the leeway is logged.
     public var expiresAt: Int64?
+    /// The one service account that may have issued it, when the backend knows (it signed as that account): any
+    /// other `iss` is refused (`wrong_issuer`) even with a key bound to it, so a consumer's token is never one a
+    /// more privileged account (the driver's) signed. Nil: any account the provider's keys are bound to.
+    public var issuer: String?
 
     /// Creates an issued token.
-    public init(compact: String, keyID: String?, expiresAt: Int64?) {
+    public init(compact: String, keyID: String?, expiresAt: Int64?, issuer: String? = nil) {
         self.compact = compact
         self.keyID = keyID
         self.expiresAt = expiresAt
+        self.issuer = issuer
     }
 }
 
@@ -75,9 +80,54 @@ public protocol TokenBackend: Sendable {
     var backgroundWork: (any Service)? { get }
     /// One line for `check-config` about what the backend does (the upstream URL, the token file); never a secret.
     var summary: String { get }
+    /// What keeps the backend from serving now, for `/readyz` (beside its verification keys, which the gateway
+    /// watches itself). Read when readiness is asked for: keep it cheap.
+    var readiness: BackendReadiness { get }
+    /// Asks the services the backend depends on whether it can work (`tokengate check-config --online`): one
+    /// finding per thing checked. Nothing for a backend that needs no service.
+    func checkOnline() async -> [OnlineFinding]
+}
+
+/// One thing `check-config --online` checked: what, whether it works, and if not what to do.
+public struct OnlineFinding: Sendable, Equatable {
+    /// What was checked (`credentials`, a service account).
+    public var subject: String
+    /// Whether it works.
+    public var isOK: Bool
+    /// What was found, or what is missing and how to fix it.
+    public var message: String
+
+    /// Creates a finding.
+    public init(subject: String, isOK: Bool, message: String) {
+        self.subject = subject
+        self.isOK = isOK
+        self.message = message
+    }
+}
+
+/// A backend's own part of its provider's readiness: why it cannot serve yet, or serves on something stale. One
+/// sentence each, naming what to fix; never a secret.
+public struct BackendReadiness: Sendable, Equatable {
+    /// Why no token can be issued now (no credentials yet, a permission missing).
+    public var notReady: [String]
+    /// Why it serves, but not as configured.
+    public var degraded: [String]
+
+    /// Ready.
+    public static let ready = BackendReadiness(notReady: [], degraded: [])
+
+    /// Creates a readiness report.
+    public init(notReady: [String], degraded: [String] = []) {
+        self.notReady = notReady
+        self.degraded = degraded
+    }
 }
 
 extension TokenBackend {
+    /// A backend that loads everything when it is built is ready once built.
+    public var readiness: BackendReadiness { .ready }
+    /// Nothing to ask.
+    public func checkOnline() async -> [OnlineFinding] { [] }
     /// Most backends have no background work.
     public var backgroundWork: (any Service)? { nil }
     /// Nothing to add by default.

@@ -280,6 +280,9 @@ public final class TokenService: Sendable {
             verifier = try runtime.verifier()
             outcome = Result { () throws(TokenRejection) in try verifier.verify(issued.compact, for: context, now: now) }
         }
+        if case .success(let verified) = outcome, let issuer = issued.issuer, verified.claims["iss"] != .string(issuer) {
+            outcome = .failure(TokenRejection(.wrongIssuer, "iss is not \(issuer), the account that signs \(context.tokenType) tokens"))
+        }
         switch outcome {
         case .success(let verified):
             let expiresAt = verified.expiresAt ?? now
@@ -288,13 +291,18 @@ public final class TokenService: Sendable {
                     "the backend's stated expiry disagrees with the token's exp; using exp",
                     metadata: ["provider": "\(settings.id)", "reason": "expiry_mismatch", "stated": "\(stated)", "exp": "\(expiresAt)"])
             }
+            if verified.keyID == nil, runtime.metrics.recordKeylessToken(context.tokenType) {
+                logger.notice(
+                    "the backend's tokens name no kid; each is verified against the keys bound to the service account its iss names",
+                    metadata: ["provider": "\(settings.id)", "kid": "\(verified.key.keyID ?? "none")"])
+            }
             let token = DeliveredToken(
                 compact: issued.compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt, sharingHeaderIn: runtime.tokenHeaders)
             audit.record(
                 AuditRecord(
-                    time: now, provider: settings.id, context: context, caller: caller, keyID: verified.keyID,
+                    time: now, provider: settings.id, context: context, caller: caller, keyID: verified.keyID ?? verified.key.keyID,
                     issuedAt: token.issuedAt, expiresAt: expiresAt, fingerprint: TokenFingerprint.of(issued.compact),
-                    requestID: requestID))
+                    requestID: requestID, peer: peer))
             return token
         case .failure(let rejection):
             runtime.metrics.recordRejected(context.tokenType, rejection.reason)

@@ -51,7 +51,7 @@ public struct JWKSURL: Sendable, Hashable, CustomStringConvertible {
     /// The one URL policy for what TokenGate fetches or asks over the network (JWKS URLs, authorizers): an
     /// absolute URL with a host, `https://`, or `http://` to a loopback host only, without user or password (the URL
     /// may be logged). `expecting` names what belongs there, for the error.
-    static func checkPolicy(_ text: String, at node: ConfigNode, expecting: String) throws {
+    public static func checkPolicy(_ text: String, at node: ConfigNode, expecting: String) throws {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
             throw node.error("expected \(expecting), got '\(text)'")
         }

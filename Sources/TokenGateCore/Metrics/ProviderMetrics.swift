@@ -14,6 +14,7 @@ public final class ProviderMetrics: Sendable {
     private let labeled: LabeledCounters
     /// The denial counters made so far (made on first use: most code and type pairs never happen).
     private let denials = Mutex<[DenialKey: Counter]>([:])
+    private let loggedKeyless = Atomic<Bool>(false)
 
     /// Which limit refused a request (the `scope` label).
     public enum RateLimitScope: String, Sendable, CaseIterable {
@@ -104,6 +105,13 @@ public final class ProviderMetrics: Sendable {
             GatewayMetrics.Name.rejected, [("provider", id.rawValue), ("token_type", type.rawValue), ("reason", reason.rawValue)])
     }
 
+    /// A verified token that named no key (as Google's own token servers sign them); true the first time, so the
+    /// gateway logs it once per provider.
+    func recordKeylessToken(_ type: TokenType) -> Bool {
+        labeled.increment(GatewayMetrics.Name.kidless, [("provider", id.rawValue), ("token_type", type.rawValue)])
+        return !loggedKeyless.exchange(true, ordering: .relaxed)
+    }
+
     /// A request refused by a rate limit.
     func recordRateLimited(_ scope: RateLimitScope) { rateLimited[scope]?.increment() }
 
@@ -117,22 +125,51 @@ public final class ProviderMetrics: Sendable {
     func recordCacheEntries(_ count: Int) { cacheEntries.record(count) }
 }
 
-/// What a backend plugin may count: its upstream retries.
+/// What a backend plugin may count: its upstream retries, and the calls it makes to a signing service (IAM) and
+/// for access tokens.
 public struct BackendMetrics: Sendable {
+    private let provider: ProviderID?
     private let retries: Counter?
+    private let factory: (any MetricsFactory)?
+    private let labeled: LabeledCounters?
 
     /// Counts nothing (tests, and commands that run no server).
-    public static let none = BackendMetrics(retries: nil)
+    public static let none = BackendMetrics(provider: nil, retries: nil, factory: nil)
 
-    private init(retries: Counter?) { self.retries = retries }
+    private init(provider: ProviderID?, retries: Counter?, factory: (any MetricsFactory)?) {
+        self.provider = provider
+        self.retries = retries
+        self.factory = factory
+        self.labeled = factory.map { LabeledCounters(factory: $0) }
+    }
 
     /// The instruments of `provider`'s backend.
     init(provider: ProviderID, factory: any MetricsFactory) {
-        retries = Counter(label: GatewayMetrics.Name.upstreamRetries, dimensions: [("provider", provider.rawValue)], factory: factory)
+        self.init(
+            provider: provider,
+            retries: Counter(label: GatewayMetrics.Name.upstreamRetries, dimensions: [("provider", provider.rawValue)], factory: factory),
+            factory: factory)
     }
 
     /// One more attempt at the upstream after a failure worth retrying.
     public func recordRetry() { retries?.increment() }
+
+    /// One call to a signing service (`tokengate_iam_calls_total{provider, outcome}` and its latency in
+    /// `tokengate_iam_call_duration_seconds`); `outcome` is a short stable word (`ok`, `forbidden`, `unavailable`,
+    /// `timeout`, `invalid`).
+    public func recordSigningCall(outcome: String, duration: Duration) {
+        guard let provider, let factory, let labeled else { return }
+        labeled.increment(GatewayMetrics.Name.iamCalls, [("provider", provider.rawValue), ("outcome", outcome)])
+        Timer(label: GatewayMetrics.Name.iamDuration, dimensions: [("provider", provider.rawValue)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// One fetch of an access token for the backend's own credentials (`tokengate_access_token_refreshes_total`).
+    public func recordAccessTokenRefresh(succeeded: Bool) {
+        guard let provider, let labeled else { return }
+        labeled.increment(
+            GatewayMetrics.Name.accessTokenRefreshes, [("provider", provider.rawValue), ("outcome", succeeded ? "ok" : "failed")])
+    }
 }
 
 extension Duration {

@@ -2,7 +2,8 @@ public import JOSE
 
 /// Verifies a token exactly as the gateway does before it hands it to a client.
 ///
-/// Signature, `alg` (RS256 only, bound to the key), a required `kid` that names a known key, `aud`, `exp`
+/// Signature, `alg` (RS256 only, bound to the key), a `kid` that names a known key (or, without one, a key bound to
+/// the `iss` account), `aud`, `exp`
 /// required, `iat` not ahead, lifetime at most one hour, `iss` bound to the key's service account, the
 /// `authorization` claim exactly the one for the requested context, and at least `minRemaining` seconds left.
 public struct FleetEngineVerifier: Sendable {
@@ -36,15 +37,15 @@ public struct FleetEngineVerifier: Sendable {
     }
 
     /// Returns the verified token, or throws the first reason it must not reach a client.
+    ///
+    /// A token without a `kid` (Google's own token servers sign `header.payload` with IAM `signBlob` and write
+    /// none) is verified against the keys bound to the service account its `iss` names, and only those: with
+    /// none, it is `wrong_issuer`, never tried against another account's key. Its `verified.key.keyID` says which
+    /// key it was.
     public func verify(_ token: String, for context: TokenContext, now: Int64) throws(TokenRejection) -> VerifiedJWT {
-        let verified: VerifiedJWT
-        do {
-            verified = try JWTVerifier(keys: keys.keySet).verify(token, policy: policy, now: now)
-        } catch {
-            throw TokenRejection(error)
-        }
+        let verified = try Self.namesNoKey(token) ? verifyWithIssuersKeys(token, now: now) : verifyWithNamedKey(token, now: now)
         // Fail closed: a key bound to no service account proves nothing about who issued the token.
-        guard let keyID = verified.keyID, let issuer = keys.issuers[keyID] else {
+        guard let keyID = verified.keyID ?? verified.key.keyID, let issuer = keys.issuers[keyID] else {
             throw TokenRejection(.wrongIssuer, "the signing key is bound to no service account")
         }
         guard verified.claims["iss"] == .string(issuer) else {
@@ -55,5 +56,44 @@ public struct FleetEngineVerifier: Sendable {
             throw TokenRejection(.insufficientLifetime, "less than \(minRemaining) s of life left")
         }
         return verified
+    }
+
+    /// Whether the token's header (when it can be read) has no `kid` member.
+    static func namesNoKey(_ token: String) -> Bool {
+        guard let header = JWTVerifier.decodeUnverified(token).header else { return false }
+        return header["kid"] == nil
+    }
+
+    private func verifyWithNamedKey(_ token: String, now: Int64) throws(TokenRejection) -> VerifiedJWT {
+        do {
+            return try JWTVerifier(keys: keys.keySet).verify(token, policy: policy, now: now)
+        } catch {
+            throw TokenRejection(error)
+        }
+    }
+
+    /// A kid-less token checked with each key bound to the account its unverified `iss` names; the first whose
+    /// signature verifies wins. Every other check is the usual one.
+    private func verifyWithIssuersKeys(_ token: String, now: Int64) throws(TokenRejection) -> VerifiedJWT {
+        guard case .string(let issuer)? = JWTVerifier.decodeUnverified(token).claims?["iss"] else {
+            throw TokenRejection(.wrongIssuer, "a token without kid names no iss")
+        }
+        let candidates = keys.issuers.filter { $0.value == issuer }.keys.sorted().compactMap { keys.keySet.key(withID: $0) }
+        guard !candidates.isEmpty else {
+            throw TokenRejection(.wrongIssuer, "a token without kid, and no key is bound to the service account its iss names")
+        }
+        var policy = self.policy
+        policy.requireKeyID = false
+        var lastFailure = JWTValidationError(.badSignature, "The signature does not verify.")
+        for key in candidates {
+            do {
+                return try JWTVerifier.verify(token, with: key, policy: policy, now: now)
+            } catch {
+                // Another key of the account may have signed it; any other failure is the token's own.
+                guard error.reason == .badSignature || error.reason == .keyAlgMismatch else { throw TokenRejection(error) }
+                lastFailure = error
+            }
+        }
+        throw TokenRejection(lastFailure)
     }
 }

@@ -12,18 +12,32 @@ struct CheckConfigCommand: AsyncParsableCommand {
         abstract: "Validate a configuration (keys parse, files readable) and summarise its providers.",
         discussion: """
             Every error found is reported, not just the first; warnings (things that work but are probably a \
-            mistake) are reported too. Exit status: 0 valid (warnings or not), 2 invalid (each message names file, \
-            line:column and key).
+            mistake) are reported too. With --online, each backend asks the services it needs (a google-iam \
+            backend: its credentials, and per service account whether IAM lets it sign). Exit status: 0 valid \
+            (warnings or not), 2 invalid (each message names file, line:column and key), 3 valid but an online \
+            check failed.
             """
     )
 
     @Argument(help: "The configuration file.")
     var file: String = "config.yaml"
 
+    @Flag(help: "Also ask the services each backend needs whether it can work (IAM: may the gateway sign as each account?).")
+    var online = false
+
     func run() async throws {
         var options = ConfigurationOptions()
         options.config = file
-        let check = try await options.withAssembler(logger: ConfigurationOptions.logger(level: .error)) { await $0.check(path: file) }
+        let (check, findings) = try await options.withAssembler(logger: ConfigurationOptions.logger(level: .error)) { assembler in
+            let check = await assembler.check(path: file)
+            var findings: [(ProviderID, OnlineFinding)] = []
+            if online, let generation = check.generation, check.errors.isEmpty {
+                for (id, provider) in generation.providers.sorted(by: { $0.key < $1.key }) {
+                    findings += await provider.backend.checkOnline().map { (id, $0) }
+                }
+            }
+            return (check, findings)
+        }
         let warnings = check.warnings.map { "tokengate: warning: \($0)\n" }.joined()
         guard let generation = check.generation, check.errors.isEmpty else {
             // Errors first, one per line in the order found, then the warnings; the last error goes out as the
@@ -56,6 +70,13 @@ struct CheckConfigCommand: AsyncParsableCommand {
             if let response = settings.response {
                 print("  response: \(response.tokenKey), \(response.expiryKey) as \(response.expiryFormat.rawValue)")
             }
+            for finding in findings.filter({ $0.0 == id }).map(\.1) {
+                print("  online:   \(finding.isOK ? "ok" : "FAILED"): \(finding.subject): \(finding.message)")
+            }
+        }
+        let failed = findings.filter { !$0.1.isOK }
+        if !failed.isEmpty {
+            throw CLIFailure(.onlineCheckFailed, "\(file): \(failed.count) online check\(failed.count == 1 ? "" : "s") failed")
         }
     }
 

@@ -11,6 +11,11 @@ enum ExitStatus: Int32 {
     case unavailable = 4
 }
 
+extension ExitStatus {
+    /// `check-config --online`: the configuration is valid, but a service a backend needs said no.
+    static let onlineCheckFailed = ExitStatus.refused
+}
+
 /// A failure that ends the command with a message on standard error and a specific status.
 struct CLIFailure: Error, CustomStringConvertible {
     let status: ExitStatus

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import FileTokenSource
+import GoogleIAMSigner
 import StaticKeySigner
 import TokenGateCore
 import TokenGateHTTP
@@ -24,7 +25,10 @@ struct ConfigurationOptions: ParsableArguments {
             configuration: UpstreamHTTPProviderFactory.recommendedConfiguration()
         )
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([StaticKeySignerFactory(), UpstreamHTTPProviderFactory(httpClient: client), FileTokenSourceFactory()]),
+            registry: BackendRegistry([
+                StaticKeySignerFactory(), UpstreamHTTPProviderFactory(httpClient: client), FileTokenSourceFactory(),
+                GoogleIAMSignerFactory(httpClient: client),
+            ]),
             environment: ProcessInfo.processInfo.environment,
             logger: logger,
             jwksFetcher: HTTPJWKSFetcher(client: client),

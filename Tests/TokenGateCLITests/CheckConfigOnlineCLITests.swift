@@ -1,0 +1,59 @@
+import Foundation
+import JOSE
+import Testing
+import TokenGateTesting
+
+/// `check-config --online`: a google-iam backend asks IAM (the stand-in) once per account whether the gateway may
+/// sign as it, and says per account what is missing.
+@Suite struct CheckConfigOnlineCLITests {
+    static let runtime = "tokengate@acme-rides.iam.gserviceaccount.com"
+    static let consumer = "fleet-consumer@acme-rides.iam.gserviceaccount.com"
+    static let driver = "fleet-driver@acme-rides.iam.gserviceaccount.com"
+
+    @Test func namesTheAccountWhosePermissionIsMissingAndExits3() async throws {
+        try await GoogleStandIn.with { standIn in
+            let state = try await standIn.control(
+                """
+                {"accounts": [{"email": "\(Self.runtime)", "exportKeyFile": true}, {"email": "\(Self.consumer)"}, {"email": "\(Self.driver)"}],
+                 "grants": {"\(Self.runtime)": ["\(Self.driver)"]}}
+                """)
+            let keyFile = try #require(state["accounts"]?.objectValue?[Self.runtime]?.objectValue?["keyFile"]?.stringValue)
+            try await withCLI { cli in
+                try cli.write(
+                    "config.yaml",
+                    """
+                    providers:
+                      acme-rides:
+                        backend:
+                          type: google-iam
+                          serviceAccounts: { consumer: \(Self.consumer), driver: \(Self.driver) }
+                          credentialsFile: \(keyFile)
+                          endpoints:
+                            iamCredentials: \(standIn.baseURL)
+                            publicKeys: \(standIn.baseURL)/service_accounts/v1/jwk/{serviceAccount}
+                        clients:
+                          - { name: app, type: api-key, keySha256: \(String(repeating: "ab", count: 32)), allow: { consumer: any } }
+                    """)
+                let offline = try await cli.run(["check-config", "config.yaml"])
+                #expect(offline.status == 0, "\(offline)")
+                #expect(offline.stdout.contains("google-iam") && offline.stdout.contains("service account \(Self.runtime)"), "\(offline)")
+                #expect(try await standIn.calls(kind: "signJwt") == 0)
+
+                let refused = try await cli.run(["check-config", "--online", "config.yaml"])
+                #expect(refused.status == 3, "\(refused)")
+                #expect(refused.stdout.contains("online:   ok: credentials"), "\(refused)")
+                #expect(refused.stdout.contains("online:   ok: \(Self.driver): may sign (driver)"), "\(refused)")
+                let missing = refused.stdout.split(separator: "\n").first { $0.contains("FAILED: \(Self.consumer)") }
+                #expect(missing?.contains("iam.serviceAccounts.signJwt") == true, "\(refused)")
+                #expect(missing?.contains("roles/iam.serviceAccountTokenCreator") == true, "\(refused)")
+                #expect(refused.stderr.contains("1 online check failed"), "\(refused)")
+                #expect(try await standIn.calls(kind: "signJwt") == 2)
+
+                try await standIn.control(#"{"grants": {"\#(Self.runtime)": ["\#(Self.consumer)", "\#(Self.driver)"]}}"#)
+                let granted = try await cli.run(["check-config", "--online", "config.yaml"])
+                #expect(granted.status == 0, "\(granted)")
+                #expect(!granted.stdout.contains("FAILED"), "\(granted)")
+            }
+        }
+    }
+}

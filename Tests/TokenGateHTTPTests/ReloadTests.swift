@@ -260,7 +260,9 @@ import TokenGateTesting
     /// group starts the watch some time after the gateway is up (under load, after this test's rewrite: CI).
     @Test func aChangeBeforeTheWatchFirstLooksIsSeen() async throws {
         let fixture = try GatewayFixture()
-        let logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() })
+        // The reloader's own account of what it did, shown if the reload is not seen.
+        let logs = LogRecorder()
+        let logger = logs.logger
         let assembler = GatewayAssembler(
             registry: fixture.registry, environment: [:], clock: fixture.clock.gatewayClock, logger: logger,
             jwksFetcher: HTTPJWKSFetcher(client: HTTPClient.shared))
@@ -270,7 +272,7 @@ import TokenGateTesting
         try fixture.rewriteConfig { $0.replacingOccurrences(of: "maxEntries: 1000", with: "maxEntries: 2000") }
         let watching = Task { try await reloader.run() }
         defer { watching.cancel() }
-        #expect(try await eventually { service.generation.number == 2 })
+        #expect(try await eventually { service.generation.number == 2 }, "\(logs.all.map(\.text))")
         #expect(service.generation.configuration.providers[ProviderID("acme-rides")!]?.cache.maxEntries == 2000)
     }
 }

@@ -29,30 +29,11 @@ public final class HAProxyServer: Sendable {
     ) async throws -> Result {
         let directory = try TemporaryDirectory(prefix: "haproxy")
         defer { directory.remove() }
-        var lastError: (any Error)?
-        // A free port may be taken between our check and haproxy's bind: try a few.
-        for _ in 0..<5 {
-            let port = try RedisServer.freeLoopbackPort()
+        return try await LoopbackServer.with("haproxy", start: { port in
             let configuration = "\(directory.path)/haproxy.cfg"
-            try Self.configuration(port: port, backendPort: backendPort, mode: mode)
-                .write(toFile: configuration, atomically: true, encoding: .utf8)
-            let server: HAProxyServer
-            do {
-                server = try await start(port: port, configuration: configuration, log: "\(directory.path)/haproxy.log")
-            } catch {
-                lastError = error
-                continue
-            }
-            do {
-                let result = try await body(server)
-                await server.stop()
-                return result
-            } catch {
-                await server.stop()
-                throw error
-            }
-        }
-        throw lastError ?? HarnessError("haproxy did not start")
+            try Self.configuration(port: port, backendPort: backendPort, mode: mode).write(toFile: configuration, atomically: true, encoding: .utf8)
+            return try await start(port: port, configuration: configuration, log: "\(directory.path)/haproxy.log")
+        }, stop: { await $0.stop() }, body)
     }
 
     static func configuration(port: Int, backendPort: Int, mode: Mode) -> String {

@@ -47,26 +47,11 @@ public final class RedisServer: Sendable {
     ) async throws -> Result {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        var lastError: (any Error)?
-        // A free port may be taken between our check and the server's bind: try a few.
-        for _ in 0..<5 {
-            let server = RedisServer(port: try freeLoopbackPort(), options: options, directory: directory)
-            do {
-                try await server.start()
-            } catch {
-                lastError = error
-                continue
-            }
-            do {
-                let result = try await body(server)
-                await server.stop()
-                return result
-            } catch {
-                await server.stop()
-                throw error
-            }
-        }
-        throw lastError ?? HarnessError("redis-server did not start")
+        return try await LoopbackServer.with("redis-server", start: { port in
+            let server = RedisServer(port: port, options: options, directory: directory)
+            try await server.start()
+            return server
+        }, stop: { await $0.stop() }, body)
     }
 
     /// Starts (or restarts) the server on its port and waits until it accepts connections.

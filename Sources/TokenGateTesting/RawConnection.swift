@@ -142,7 +142,7 @@ private final class BlockingSocket: @unchecked Sendable {  // confined to its Ra
             }
             guard bound == 0 else {
                 let code = errno
-                closeDescriptor(descriptor)
+                close()
                 throw RawConnection.Failure(description: "bind to source address: errno \(code)")
             }
         }
@@ -155,7 +155,9 @@ private final class BlockingSocket: @unchecked Sendable {  // confined to its Ra
         }
         guard result == 0 else {
             let code = errno
-            closeDescriptor(descriptor)
+            // close(), not the bare call: deinit runs when this throws, and must not close the number again (by
+            // then another test's new socket may have it: it failed a bind with EBADF once).
+            close()
             throw RawConnection.Failure(description: "connect: errno \(code)")
         }
     }

@@ -47,7 +47,9 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
             ClientConfig(name: "rider-app", credential: .apiKey(sha256: []), allow: [.consumer: .anyContext], authorizer: settings),
             ClientConfig(name: "plain", credential: .apiKey(sha256: []), allow: [.consumer: .anyContext]),
         ]
-        return ProviderAuthorizer(provider: Self.acme, clients: clients, transport: transport, clock: clock.clock, maxEntries: maxEntries)
+        return ProviderAuthorizer(
+            provider: Self.acme, clients: clients, transport: transport, metrics: metrics,
+            answers: AuthorizerDecisionCache(clock: clock.clock, maxEntries: maxEntries))
     }
 
     static func rider(_ subject: String? = "user-1") -> AuthenticatedCaller {
@@ -59,7 +61,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         _ authorizer: ProviderAuthorizer, _ caller: AuthenticatedCaller = AuthorizerTests.rider(), _ context: TokenContext = AuthorizerTests.trip
     ) async -> TokenGateError.Code? {
         do {
-            try await authorizer.check(caller, for: context, metrics: metrics)
+            try await authorizer.check(caller, for: context)
             return nil
         } catch {
             return error.code
@@ -124,7 +126,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         #expect(await outcome(authorizer) == nil)
         #expect(await outcome(authorizer, Self.rider(), denied) == .forbidden)
         #expect(transport.calls == 2)
-        #expect(authorizer.cache.count == 2)
+        #expect(authorizer.answers.count == 2)
         // Another subject, another trip: asked.
         #expect(await outcome(authorizer, Self.rider("user-2")) == nil)
         #expect(await outcome(authorizer, Self.rider(), AuthFixtures.trip("trip-2")) == nil)
@@ -144,14 +146,14 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         let authorizer = try authorizer(transport, cacheFor: .zero)
         for _ in 0..<3 { #expect(await outcome(authorizer) == nil) }
         #expect(transport.calls == 3)
-        #expect(authorizer.cache.count == 0)
+        #expect(authorizer.answers.count == 0)
     }
 
     @Test func theCacheIsBoundedLeastRecentlyUsedFirst() async throws {
         let transport = ScriptedAuthorizerTransport(status: 200, body: ScriptedAuthorizerTransport.yes)
         let authorizer = try authorizer(transport, maxEntries: 2)
         for trip in ["a", "b", "a", "c"] { #expect(await outcome(authorizer, Self.rider(), AuthFixtures.trip(trip)) == nil) }
-        #expect(authorizer.cache.count == 2)
+        #expect(authorizer.answers.count == 2)
         #expect(transport.calls == 3)
         // "b" was the least recently used: evicted, so asked again; "a" and "c" are still cached.
         #expect(await outcome(authorizer, Self.rider(), AuthFixtures.trip("b")) == nil)
@@ -169,7 +171,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         let key = AuthorizerDecisionCache.Key(client: "rider-app", subject: "user-1", context: Self.trip)
         try await withThrowingTaskGroup(of: TokenGateError.Code?.self) { group in
             for _ in 0..<8 { group.addTask { await outcome(authorizer) } }
-            try await yieldUntil { transport.calls == 1 && authorizer.cache.joinedCount(for: key) == 7 }
+            try await yieldUntil { transport.calls == 1 && authorizer.answers.joinedCount(for: key) == 7 }
             gate.open()
             for try await code in group { #expect(code == nil) }
         }
@@ -184,7 +186,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         let pathAuthorizer = ProviderAuthorizer(
             provider: Self.acme,
             clients: [ClientConfig(name: "rider-app", credential: .apiKey(sha256: []), allow: [.consumer: .anyContext], authorizer: settings)],
-            transport: transport, clock: clock.clock)
+            transport: transport, metrics: metrics, answers: AuthorizerDecisionCache(clock: clock.clock))
         #expect(await outcome(pathAuthorizer, Self.rider("..")) == .forbidden)
         #expect(transport.calls == 0)
     }

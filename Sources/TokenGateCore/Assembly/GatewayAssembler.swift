@@ -190,12 +190,16 @@ public struct GatewayAssembler: Sendable {
         let authenticator = CallerAuthenticator(
             provider: settings.id, clients: settings.clients, clock: clock,
             keySet: { keySets.keySet(for: $0) }, sessionMemoLimit: sessionMemoLimit)
-        // Unchanged clients keep their authenticator (session memo) and their authorizers (cached answers).
+        // Unchanged clients keep their authenticator (session memo) and their authorizers' cached answers.
         let keepsClients = previous?.fingerprints.clients == fingerprints.clients
-        let authorizer =
-            keepsClients
-            ? previous!.authorizer
-            : ProviderAuthorizer(provider: settings.id, clients: settings.clients, transport: authorizerTransport, clock: clock)
+        let hasAuthorizer = settings.clients.contains { $0.authorizer != nil }
+        let metrics = metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: hasAuthorizer)
+        let authorizer = ProviderAuthorizer(
+            provider: settings.id, clients: settings.clients, transport: authorizerTransport, metrics: metrics,
+            answers: keepsClients ? previous!.authorizer.answers : AuthorizerDecisionCache(clock: clock))
+        // Unchanged limits keep their buckets: nobody's allowance resets on reload.
+        let buckets = previous?.fingerprints.limits == fingerprints.limits
+            ? previous!.limiters.buckets : RateLimitBuckets(settings.rateLimits, clock: clock)
         return ProviderRuntime(
             settings: settings,
             backend: backend,
@@ -203,11 +207,12 @@ public struct GatewayAssembler: Sendable {
             authenticator: keepsClients ? previous!.authenticator : authenticator,
             authorizer: authorizer,
             cache: keepsBackend ? previous!.cache : TokenCache(policy: Self.cachePolicy(settings.cache, replicas: replicas), clock: clock),
-            limiters: previous?.fingerprints.limits == fingerprints.limits
-                ? previous!.limiters : ProviderLimiters(settings.rateLimits, clock: clock),
+            limiters: ProviderLimiters(id: settings.id, buckets: buckets, metrics: metrics),
             // This replica's share, for while the shared store is unreachable.
-            fallbackLimiters: replicas.map { ProviderLimiters(settings.rateLimits.share(of: $0), clock: clock) },
-            metrics: metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: !authorizer.isEmpty),
+            fallbackLimiters: replicas.map {
+                ProviderLimiters(id: settings.id, buckets: RateLimitBuckets(settings.rateLimits.share(of: $0), clock: clock), metrics: metrics)
+            },
+            metrics: metrics,
             fingerprints: fingerprints
         )
     }

@@ -59,9 +59,4 @@ public final class GatewayGeneration: Sendable {
             }
         }
     }
-
-    /// Whether a key digest belongs to an api-key client of a provider other than `provider`.
-    func isAPIKey(_ digest: [UInt8], ownedElsewhereThan provider: ProviderID) -> Bool {
-        apiKeyOwners[digest]?.contains { $0 != provider } == true
-    }
 }

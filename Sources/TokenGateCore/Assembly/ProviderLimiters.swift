@@ -1,5 +1,5 @@
-/// One provider's rate limiters: per provider, caller and context for requests that authenticated, and per provider
-/// and per peer address for failed authentications.
+/// One provider's rate limits, bound to its ID and its instruments: per provider, caller and context for requests
+/// that authenticated, and per provider and per peer address for failed authentications.
 ///
 /// The failed-authentication limits never refuse a credential that is cheap to check: an API key is one SHA-256
 /// and a table lookup, a session token already verified is a memo lookup, and either answers at once whether it
@@ -8,7 +8,52 @@
 /// when its peer has used up its allowance, or when the provider's allowance is used up and this peer is one of
 /// those failing. So a flood of bad credentials, from one address or from many, costs no signature checks past
 /// its allowance, and a caller with a good credential is never refused because of somebody else's failures.
-final class ProviderLimiters: Sendable {
+struct ProviderLimiters: Sendable {
+    let id: ProviderID
+    /// The buckets: a reload hands them on while the limits are unchanged, so nobody's allowance resets.
+    let buckets: RateLimitBuckets
+    let metrics: ProviderMetrics
+
+    /// Sheds a costly credential check (a session token's signature) for `peer`: refused when `peer` is over its
+    /// failed-authentication limit, or when the provider is over its own and `peer` has failed recently. Without a
+    /// per-peer limit nothing tells failing peers from others, so then only a request with no address is shed.
+    func checkBeforeCostlyAuthentication(from peer: PeerAddress?) throws(TokenGateError) {
+        if let peer { try check(buckets.failedAuthPerPeer?.peek(peer), scope: .failedAuthPerPeer) }
+        let peerIsFailing = peer.map { buckets.failedAuthPerPeer?.isCharged($0) ?? false } ?? true
+        if peerIsFailing { try check(buckets.failedAuth?.peek(id), scope: .failedAuth) }
+    }
+
+    /// Counts one failed authentication against the provider and `peer`, and returns what to answer: `error`, or a
+    /// 429 when this failure went past a limit.
+    func failedAuthentication(_ error: TokenGateError, from peer: PeerAddress?) -> TokenGateError {
+        let atProvider = buckets.failedAuth?.acquire(id)
+        let fromPeer = peer.flatMap { buckets.failedAuthPerPeer?.acquire($0) }
+        do throws(TokenGateError) {
+            try check(fromPeer, scope: .failedAuthPerPeer)
+            try check(atProvider, scope: .failedAuth)
+        } catch {
+            return error
+        }
+        return error
+    }
+
+    /// Applies the provider, caller and context limits in that order; the first refusal wins.
+    func check(caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) {
+        try check(buckets.provider?.acquire(id), scope: .provider)
+        try check(buckets.caller?.acquire(caller), scope: .caller)
+        try check(buckets.context?.acquire(context), scope: .context)
+    }
+
+    private func check(_ decision: RateLimitDecision?, scope: ProviderMetrics.RateLimitScope) throws(TokenGateError) {
+        if let seconds = decision?.retryAfterSeconds {
+            metrics.recordRateLimited(scope)
+            throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached", retryAfterSeconds: seconds)
+        }
+    }
+}
+
+/// The token buckets of one provider's configured limits (nil where a limit is not set).
+final class RateLimitBuckets: Sendable {
     let provider: RateLimiter<ProviderID>?
     let caller: RateLimiter<AuthenticatedCaller>?
     let context: RateLimiter<TokenContext>?
@@ -21,47 +66,5 @@ final class ProviderLimiters: Sendable {
         context = settings.context.map { RateLimiter(limit: $0, clock: clock) }
         failedAuth = settings.failedAuth.map { RateLimiter(limit: $0, clock: clock) }
         failedAuthPerPeer = settings.failedAuthPerPeer.map { RateLimiter(limit: $0, clock: clock) }
-    }
-
-    /// Sheds a costly credential check (a session token's signature) for `peer` at provider `id`: refused when
-    /// `peer` is over its failed-authentication limit, or when the provider is over its own and `peer` has failed
-    /// recently. Without a per-peer limit nothing tells failing peers from others, so then only a request with no
-    /// address is shed.
-    func checkBeforeCostlyAuthentication(at id: ProviderID, from peer: PeerAddress?, metrics: ProviderMetrics) throws(TokenGateError) {
-        if let peer { try Self.check(failedAuthPerPeer?.peek(peer), scope: .failedAuthPerPeer, metrics) }
-        let peerIsFailing = peer.map { failedAuthPerPeer?.isCharged($0) ?? false } ?? true
-        if peerIsFailing { try Self.check(failedAuth?.peek(id), scope: .failedAuth, metrics) }
-    }
-
-    /// Counts one failed authentication against provider `id` and `peer`, and returns what to answer: `error`, or
-    /// a 429 when this failure went past a limit.
-    func failedAuthentication(
-        _ error: TokenGateError, at id: ProviderID, from peer: PeerAddress?, metrics: ProviderMetrics
-    ) -> TokenGateError {
-        let atProvider = failedAuth?.acquire(id)
-        let fromPeer = peer.flatMap { failedAuthPerPeer?.acquire($0) }
-        do throws(TokenGateError) {
-            try Self.check(fromPeer, scope: .failedAuthPerPeer, metrics)
-            try Self.check(atProvider, scope: .failedAuth, metrics)
-        } catch {
-            return error
-        }
-        return error
-    }
-
-    /// Applies the provider, caller and context limits in that order; the first refusal wins.
-    func check(provider id: ProviderID, caller: AuthenticatedCaller, context: TokenContext, metrics: ProviderMetrics) throws(TokenGateError) {
-        try Self.check(provider?.acquire(id), scope: .provider, metrics)
-        try Self.check(self.caller?.acquire(caller), scope: .caller, metrics)
-        try Self.check(self.context?.acquire(context), scope: .context, metrics)
-    }
-
-    private static func check(
-        _ decision: RateLimitDecision?, scope: ProviderMetrics.RateLimitScope, _ metrics: ProviderMetrics
-    ) throws(TokenGateError) {
-        if let seconds = decision?.retryAfterSeconds {
-            metrics.recordRateLimited(scope)
-            throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached", retryAfterSeconds: seconds)
-        }
     }
 }

@@ -10,30 +10,31 @@ import JOSE
 /// client's name for an api-key client.
 ///
 /// Built by the ``GatewayAssembler`` with the provider's runtime; a reload that leaves the provider's clients
-/// unchanged hands it, cached answers and all, to the next generation, as it does the ``CallerAuthenticator``.
+/// unchanged hands its cached answers to the next generation's, as it hands on the ``CallerAuthenticator``.
 final class ProviderAuthorizer: Sendable {
     let provider: ProviderID
     private let clients: [String: AuthorizerSettings]
     private let transport: any AuthorizerTransport
-    let cache: AuthorizerDecisionCache
+    private let metrics: ProviderMetrics
+    /// The answers so far: handed on by a reload that keeps the clients.
+    let answers: AuthorizerDecisionCache
 
-    /// The authorizers of `clients` that have one, asked through `transport`.
+    /// The authorizers of `clients` that have one, asked through `transport`, remembering answers in `answers`.
     init(
-        provider: ProviderID, clients: [ClientConfig], transport: any AuthorizerTransport, clock: TokenGateClock,
-        maxEntries: Int = AuthorizerDecisionCache.defaultMaxEntries
+        provider: ProviderID, clients: [ClientConfig], transport: any AuthorizerTransport, metrics: ProviderMetrics,
+        answers: AuthorizerDecisionCache
     ) {
         self.provider = provider
         var byName: [String: AuthorizerSettings] = [:]
         for client in clients { byName[client.name] = client.authorizer }
         self.clients = byName
         self.transport = transport
-        self.cache = AuthorizerDecisionCache(clock: clock, maxEntries: maxEntries)
+        self.metrics = metrics
+        self.answers = answers
     }
 
-    /// Whether any client of the provider has an authorizer.
-    var isEmpty: Bool { clients.isEmpty }
 
-    /// Whether ``check(_:for:metrics:)`` asks (or looks up) anything for `caller`: its client has an authorizer.
+    /// Whether ``check(_:for:)`` asks (or looks up) anything for `caller`: its client has an authorizer.
     func asks(_ caller: AuthenticatedCaller) -> Bool { settings(of: caller) != nil }
 
     private func settings(of caller: AuthenticatedCaller) -> AuthorizerSettings? {
@@ -42,7 +43,7 @@ final class ProviderAuthorizer: Sendable {
 
     /// Returns when `caller`'s client has no authorizer or its authorizer allows `context`; throws `forbidden` when it
     /// denies, `authorizer_unavailable` when it gives no clear answer. The reason (status, timeout) is for the log.
-    func check(_ caller: AuthenticatedCaller, for context: TokenContext, metrics: ProviderMetrics) async throws(TokenGateError) {
+    func check(_ caller: AuthenticatedCaller, for context: TokenContext) async throws(TokenGateError) {
         guard let settings = settings(of: caller) else { return }
         let subject: String
         switch caller.kind {
@@ -60,8 +61,8 @@ final class ProviderAuthorizer: Sendable {
         }
         let key = AuthorizerDecisionCache.Key(client: caller.name, subject: subject, context: context)
         let request = AuthorizerRequest(url: url, timeout: settings.timeout)
-        let transport = self.transport
-        let (verdict, source) = await cache.verdict(for: key, cacheFor: settings.cacheFor) {
+        let (transport, metrics) = (self.transport, self.metrics)
+        let (verdict, source) = await answers.verdict(for: key, cacheFor: settings.cacheFor) {
             let verdict = await Self.ask(transport, request)
             metrics.recordAuthorizerCall(verdict.outcome)
             return verdict

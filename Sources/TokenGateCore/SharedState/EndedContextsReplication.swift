@@ -20,12 +20,12 @@ extension SharedState {
 /// A resync only adds ends: a lift missed while disconnected is not seen, and the end it lifted lapses at its
 /// time (`endedContexts.refuseFor`).
 public struct EndedContextsReplication: Service {
-    let service: TokenService
+    let contexts: ContextLifecycle
     let sharedState: SharedState
 
     /// Replicates `service`'s ended contexts through `sharedState`.
     public init(service: TokenService, sharedState: SharedState) {
-        self.service = service
+        self.contexts = service.contexts
         self.sharedState = sharedState
     }
 
@@ -46,7 +46,7 @@ public struct EndedContextsReplication: Service {
             do {
                 try await sharedState.store.watchEndedContexts(
                     subscribed: { Task { await self.resync() } },
-                    { change in self.service.apply(change) })
+                    { change in self.contexts.apply(change) })
                 logged = false
             } catch {
                 if Task.isCancelled { return }
@@ -72,6 +72,6 @@ public struct EndedContextsReplication: Service {
     /// Applies every end in the store's list that this replica does not hold yet.
     func resync() async {
         guard let changes = await sharedState.attempt(.resync, { try await sharedState.store.endedContexts() }) else { return }
-        for change in changes { service.apply(change) }
+        for change in changes { contexts.apply(change) }
     }
 }

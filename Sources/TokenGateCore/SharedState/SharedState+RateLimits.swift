@@ -3,24 +3,23 @@ extension ProviderLimiters {
     /// three, on the store's clock. While the store is unreachable, `fallback` (this replica's share of each
     /// limit) decides instead, and each such request is counted.
     func check(
-        provider id: ProviderID, caller: AuthenticatedCaller, context: TokenContext, metrics: ProviderMetrics,
-        shared: SharedState, fallback: ProviderLimiters
+        caller: AuthenticatedCaller, context: TokenContext, shared: SharedState, fallback: ProviderLimiters
     ) async throws(TokenGateError) {
         var scopes: [ProviderMetrics.RateLimitScope] = []
-        var buckets: [SharedRateBucket] = []
+        var requests: [SharedRateBucket] = []
         func add(_ scope: ProviderMetrics.RateLimitScope, _ limit: RateLimit?, identity: @autoclosure () -> String) {
             guard let limit else { return }
             scopes.append(scope)
-            buckets.append(SharedRateBucket(key: shared.rateKey(provider: id, scope: scope.rawValue, identity: identity()), limit: limit))
+            requests.append(SharedRateBucket(key: shared.rateKey(provider: id, scope: scope.rawValue, identity: identity()), limit: limit))
         }
-        add(.provider, provider?.limit, identity: id.rawValue)
+        add(.provider, buckets.provider?.limit, identity: id.rawValue)
         // The caller's identity as its Hashable conformance defines it: client, kind and session subject.
-        add(.caller, self.caller?.limit, identity: "\(caller.name)\u{0}\(caller.kind.rawValue)\u{0}\(caller.subject ?? "")")
-        add(.context, self.context?.limit, identity: "\(context.tokenType.rawValue)\u{0}\(context)")
-        guard !buckets.isEmpty else { return }
-        guard let outcome = await shared.attempt(.rateLimit, { try await shared.store.acquire(buckets) }) else {
+        add(.caller, buckets.caller?.limit, identity: "\(caller.name)\u{0}\(caller.kind.rawValue)\u{0}\(caller.subject ?? "")")
+        add(.context, buckets.context?.limit, identity: "\(context.tokenType.rawValue)\u{0}\(context)")
+        guard !requests.isEmpty else { return }
+        guard let outcome = await shared.attempt(.rateLimit, { try await shared.store.acquire(requests) }) else {
             shared.metrics.recordLocalLimits(provider: id)
-            try fallback.check(provider: id, caller: caller, context: context, metrics: metrics)
+            try fallback.check(caller: caller, context: context)
             return
         }
         if case .limited(let index, let retryAfter) = outcome, scopes.indices.contains(index) {

@@ -46,13 +46,13 @@ struct ContextLifecycleRoutes: Sendable {
                 "providerId": .string(provider.rawValue), "tokenType": .string(type.rawValue), "contextId": .string(id.rawValue),
             ]
             if ending {
-                let (until, evicted) = await service.endContext(key, by: admin)
+                let (until, evicted) = await service.contexts.end(key, by: admin)
                 body["ended"] = true
                 body["endedUntil"] = .integer(until)
                 body["evictedTokens"] = .integer(Int64(evicted))
             } else {
                 body["ended"] = false
-                body["wasEnded"] = .bool(await service.liftContext(key, by: admin))
+                body["wasEnded"] = .bool(await service.contexts.lift(key, by: admin))
             }
             return TokenRoutes.json(JSON.serialize(.object(body)), status: .ok, cacheControl: "no-store")
         } catch {

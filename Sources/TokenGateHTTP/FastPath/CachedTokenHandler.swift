@@ -76,8 +76,8 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     case .response(let response, let body):
                         write(response, body, context: context)
                         return
-                    case .fetch(let query):
-                        fetch(query, context: context)
+                    case .fetch(let admission):
+                        fetch(admission, context: context)
                         return
                     case .passOn:
                         break
@@ -112,16 +112,16 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Runs the service's full path for `query` in a task on this connection's event loop, a mint it starts too,
-    /// and writes its answer, then reads on.
-    private func fetch(_ query: TokenQuery, context: ChannelHandlerContext) {
+    /// Runs the rest of the service's full path for `admission` in a task on this connection's event loop, a mint it
+    /// starts too, and writes its answer, then reads on.
+    private func fetch(_ admission: TokenAdmission, context: ChannelHandlerContext) {
         fetching = true
         let responder = self.responder
         let answer = context.eventLoop.makePromise(of: CachedTokenResponder.Fetched.self)
         let executor = loopExecutor ?? EventLoopTaskExecutor(context.eventLoop)
         loopExecutor = executor
         TokenCacheFetches.$executor.withValue(executor) {
-            Task(executorPreference: executor) { answer.succeed(await responder.fetch(query)) }
+            Task(executorPreference: executor) { answer.succeed(await responder.fetch(admission)) }
         }
         answer.futureResult.assumeIsolated().whenSuccess { fetched in
             self.fetching = false

@@ -6,8 +6,8 @@ import TokenGateCore
 ///
 /// It runs the token route's own code: the route's `query(target:…)` builds the query,
 /// ``TokenService/cachedToken(for:)`` runs the service's checks and the cache synchronously, and what needs
-/// waiting (a miss, a refresh-ahead, a tenant's authorizer, shared state) goes to ``TokenService/token(for:)``, the
-/// call the router makes. The answer carries the same status, headers in the same order, and body the router's
+/// waiting (a miss, a refresh-ahead, a tenant's authorizer, shared state) goes on, admitted, to the rest of the
+/// service's full path, the one the router's call runs. The answer carries the same status, headers in the same order, and body the router's
 /// would (the request ID, `Date` and `Server` included). What the router must shape (another route or method, a
 /// browser's request and its CORS headers, a `Connection: close`) is passed on, uncharged, to the router.
 struct CachedTokenResponder: Sendable {
@@ -17,8 +17,8 @@ struct CachedTokenResponder: Sendable {
 
     enum Answer {
         case response(HTTPResponse, body: ByteBuffer)
-        /// Only the service's full path can answer `query`: ``fetch(_:)`` it. Nothing was counted or charged.
-        case fetch(TokenQuery)
+        /// Admitted, but only the service's full path can answer: ``fetch(_:)`` it. No limit was charged.
+        case fetch(TokenAdmission)
         /// For the router: nothing was counted or charged.
         case passOn
     }
@@ -63,20 +63,21 @@ struct CachedTokenResponder: Sendable {
             return response(.ok, TokenRoutes.jsonHeaders(cacheControl: "no-store"), body, requestID: requestID, date: date)
         case .refused(let error):
             return response(to: error, requestID: requestID, date: date)
-        case .needsFullPath:
-            return .fetch(query)
+        case .needsFullPath(let admission):
+            return .fetch(admission)
         }
     }
 
-    /// The answer to `query` (from ``answer(_:route:peer:date:)``) by the service's full path: the token route's
+    /// The answer to `admission` (from ``answer(_:route:peer:date:)``) by the service's full path: the token route's
     /// own rendering of a grant or of an error.
-    func fetch(_ query: TokenQuery) async -> Fetched {
+    func fetch(_ admission: TokenAdmission) async -> Fetched {
+        let requestID = admission.requestID ?? ""
         do throws(TokenGateError) {
-            let grant = try await routes.service.token(for: query)
+            let grant = try await routes.service.token(for: admission)
             let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
-            return Fetched(status: .ok, headers: TokenRoutes.jsonHeaders(cacheControl: "no-store"), body: body, requestID: query.requestID ?? "")
+            return Fetched(status: .ok, headers: TokenRoutes.jsonHeaders(cacheControl: "no-store"), body: body, requestID: requestID)
         } catch {
-            return Fetched(status: error.status, headers: error.headers, body: error.bodyBuffer, requestID: query.requestID ?? "")
+            return Fetched(status: error.status, headers: error.headers, body: error.bodyBuffer, requestID: requestID)
         }
     }
 

@@ -1,0 +1,11 @@
+import Logging
+
+/// What every provider's pipeline shares with the others and keeps across generations: time, the log, the audit
+/// log, the ended contexts and the store replicas share.
+struct GatewayServices: Sendable {
+    let clock: TokenGateClock
+    let logger: Logger
+    let audit: AuditLog
+    let endedContexts: EndedContexts
+    let sharedState: SharedState?
+}

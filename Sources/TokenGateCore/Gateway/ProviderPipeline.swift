@@ -1,0 +1,128 @@
+/// One provider's request path on one generation: admission, the grant (authorizer, limits, cache) and, on a miss,
+/// the mint, its verification and its audit, all with the provider's own parts.
+///
+/// Built by ``TokenService`` for each provider when a generation is installed, over the runtime the assembler made
+/// and the services that outlive generations. Order is cheap-first: token type and context are validated before
+/// any credential is looked at; the failed-authentication limits before a session token's signature check (and
+/// charged after any failure); authentication and authorization before the rate limits; the rate limits before
+/// the cache; the backend and the OpenSSL verification only on a miss. A hit does no signing and no signature
+/// check: the token was verified when it entered the cache.
+final class ProviderPipeline: Sendable {
+    let runtime: ProviderRuntime
+    /// How the provider's answers are written.
+    let format: any TokenResponseFormat
+    let services: GatewayServices
+    /// Which providers hold each api-key digest, to tell a known caller at the wrong tenant from a stranger.
+    private let apiKeyOwners: [[UInt8]: [ProviderID]]
+
+    init(_ runtime: ProviderRuntime, format: any TokenResponseFormat, services: GatewayServices, apiKeyOwners: [[UInt8]: [ProviderID]]) {
+        self.runtime = runtime
+        self.format = format
+        self.services = services
+        self.apiKeyOwners = apiKeyOwners
+    }
+
+    /// Token type, context, authentication, `allow`, ended contexts: the synchronous checks every request passes
+    /// first, whichever door it came in by.
+    func admit(_ query: TokenQuery) throws(TokenGateError) -> TokenAdmission {
+        guard let type = TokenType(rawValue: query.tokenType) else {
+            throw TokenGateError(.unknownTokenType, "no such token type")
+        }
+        guard runtime.backend.tokenTypes.contains(type) else {
+            throw TokenGateError(.unknownTokenType, "provider \(runtime.id) does not issue \(type) tokens")
+        }
+        let context: TokenContext
+        do {
+            context = try TokenContext.parse(type: type, parameters: query.parameters)
+        } catch {
+            throw TokenGateError(.invalidRequest, error.description)
+        }
+        let caller = try authenticate(query)
+        try runtime.authenticator.authorize(caller, for: context)
+        if services.endedContexts.isEnded(context, provider: runtime.id, now: services.clock.wallSeconds()) {
+            throw TokenGateError(.contextEnded, "\(context.tokenType) \(context) was ended by an operator")
+        }
+        return TokenAdmission(pipeline: self, query: query, type: type, context: context, caller: caller)
+    }
+
+    /// The cached token for `admission` when one can answer at once, the limits charged; nil when only
+    /// ``grant(_:)`` can answer (the tenant's authorizer, the shared store, a fetch or a refresh-ahead), decided
+    /// before anything is charged.
+    ///
+    /// The one difference in order from ``grant(_:)``: the cache is looked at before the limits are charged, so a
+    /// request handed on is never charged twice; a refused request still never gets a token.
+    func cachedGrant(_ admission: TokenAdmission) throws(TokenGateError) -> TokenGrant? {
+        guard services.sharedState == nil, !runtime.authorizer.asks(admission.caller),
+            let cached = runtime.cache.servableValue(for: admission.context)
+        else { return nil }
+        try runtime.limiters.check(caller: admission.caller, context: admission.context)
+        return served(cached.value, cached.outcome, to: admission)
+    }
+
+    /// The token for `admission`: the tenant's authorizer, the limits (shared across replicas when configured), then
+    /// the cache, which fetches and verifies on a miss.
+    func grant(_ admission: TokenAdmission) async throws(TokenGateError) -> TokenGrant {
+        let (context, caller) = (admission.context, admission.caller)
+        // The tenant's own check, only for a request every cheaper check let through; it fails closed.
+        try await runtime.authorizer.check(caller, for: context)
+        if let sharedState = services.sharedState, let fallback = runtime.fallbackLimiters {
+            try await runtime.limiters.check(caller: caller, context: context, shared: sharedState, fallback: fallback)
+        } else {
+            try runtime.limiters.check(caller: caller, context: context)
+        }
+        do {
+            let (token, outcome) = try await runtime.cache.value(for: context) { [self] in
+                // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
+                guard let sharedState = services.sharedState else { return try await fetchVerified(for: admission) }
+                return try await sharedState.token(
+                    for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
+                    adopt: { self.adopt($0, for: context) }, mint: { try await self.fetchVerified(for: admission) })
+            }
+            return served(token, outcome, to: admission)
+        } catch let error as TokenGateError {
+            throw error
+        } catch is CancellationError {
+            throw TokenGateError(.backendUnavailable, "the request was cancelled")
+        } catch {
+            throw TokenGateError(.backendError, "the backend failed: \(Swift.type(of: error))")
+        }
+    }
+
+    private func served(_ token: DeliveredToken, _ outcome: TokenCacheOutcome, to admission: TokenAdmission) -> TokenGrant {
+        runtime.metrics.recordServed(admission.type, outcome)
+        return TokenGrant(token: token, context: admission.context, provider: runtime.settings, outcome: outcome, format: format)
+    }
+
+    /// The caller behind `query`. A credential that fails is charged to the failed-authentication limits (answered
+    /// 429 past them); only a session token's signature check is shed early, for a peer that keeps failing. A good
+    /// credential is never refused by somebody else's failures.
+    private func authenticate(_ query: TokenQuery) throws(TokenGateError) -> AuthenticatedCaller {
+        let (limiters, peer) = (runtime.limiters, query.peer)
+        let credential: CallerCredential
+        do {
+            credential = try CallerCredential(authorization: query.authorization)
+        } catch {
+            throw limiters.failedAuthentication(error, from: peer)
+        }
+        var shed = false
+        do throws(TokenGateError) {
+            return try runtime.authenticator.authenticate(credential) { () throws(TokenGateError) in
+                do throws(TokenGateError) {
+                    try limiters.checkBeforeCostlyAuthentication(from: peer)
+                } catch {
+                    shed = true
+                    throw error
+                }
+            }
+        } catch {
+            // Shed before the check: nothing failed, nothing more is charged.
+            if shed { throw error }
+            // An api key of another tenant is a known caller in the wrong place: forbidden, not unknown. One lookup
+            // of the digest already computed; a session token is never tried on another tenant's behalf.
+            if case .apiKey(let digest) = credential, apiKeyOwners[digest]?.contains(where: { $0 != runtime.id }) == true {
+                throw limiters.failedAuthentication(TokenGateError(.forbidden, "the credential belongs to another provider"), from: peer)
+            }
+            throw limiters.failedAuthentication(error, from: peer)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import JOSE
+import Logging
+import Testing
+@testable import TokenGateCore
+import TokenGateTesting
+
+/// A request is admitted once, whichever door it came in by: the event loop's door hands a miss on with its
+/// admission, and the full path finishes it on the generation that admitted it (a reload in between does not
+/// re-judge it), while every later request is judged by the new generation.
+@Suite struct AdmissionOnceTests {
+    static let key = try! JWSKey.generate(.rs256, keyID: "k1")
+    static let account = "consumer@acme-rides.iam.gserviceaccount.com"
+
+    /// Signs consumer tokens with ``AdmissionOnceTests/key``.
+    struct SigningFactory: TokenBackendFactory {
+        var type: String { "signing" }
+        func makeBackend(_ context: BackendContext) async throws -> any TokenBackend { Backend(clock: context.clock) }
+
+        struct Backend: TokenBackend {
+            let clock: TokenGateClock
+            var tokenTypes: Set<TokenType> { [.consumer] }
+            var verificationKeys: [BoundKeySource] {
+                [BoundKeySource(.fixed(try! JWKSet(keys: [AdmissionOnceTests.key.publicKey()])), serviceAccount: AdmissionOnceTests.account)]
+            }
+
+            func issue(_ request: TokenRequest) async throws -> IssuedToken {
+                let claims = FleetEngineToken.claims(
+                    serviceAccount: AdmissionOnceTests.account, audience: FleetEngineToken.defaultAudience, context: request.context,
+                    issuedAt: clock.wallSeconds(), lifetime: 3600)
+                return IssuedToken(compact: try JWSSigner(key: AdmissionOnceTests.key).sign(claims: claims), keyID: "k1", expiresAt: nil)
+            }
+        }
+    }
+
+    let clock = ManualTestClock()
+    let assembler: GatewayAssembler
+    let directory: String
+
+    init() throws {
+        let logger = Logger(label: "admission") { _ in SwiftLogNoOpLogHandler() }
+        assembler = GatewayAssembler(
+            registry: BackendRegistry([SigningFactory()]), environment: [:], clock: clock.clock, logger: logger,
+            jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
+        directory = try TemporaryDirectory(prefix: "admission").path
+    }
+
+    /// A generation whose one api-key client holds `apiKey`.
+    func generation(apiKey: String, previous: GatewayGeneration? = nil) async throws -> GatewayGeneration {
+        let digest = HexBytes.encode(try Digest.sha256(Array(apiKey.utf8)))
+        let yaml = """
+            providers:
+              acme-rides:
+                backend: { type: signing }
+                clients:
+                  - { name: app, type: api-key, keySha256: \(digest), allow: { consumer: any } }
+            """
+        return try await assembler.build(
+            bytes: Array(yaml.utf8), file: ConfigFile(path: directory + "/config.yaml", environment: [:]), previous: previous)
+    }
+
+    static func query(_ apiKey: String, trip: String = "trip-1") -> TokenQuery {
+        TokenQuery(providerID: "acme-rides", tokenType: "consumer", parameters: ["tripId": trip], authorization: "Bearer \(apiKey)")
+    }
+
+    @Test func aMissHandedOnFinishesOnTheGenerationThatAdmittedIt() async throws {
+        let first = try await generation(apiKey: "tg_old_key")
+        let service = TokenService(
+            generation: first, formatter: { _ in TokenOnlyFormat() }, clock: clock.clock,
+            logger: Logger(label: "admission") { _ in SwiftLogNoOpLogHandler() })
+        guard case .needsFullPath(let admission) = service.cachedToken(for: Self.query("tg_old_key")) else {
+            Issue.record("an empty cache must hand the request on")
+            return
+        }
+        // The key is rotated before the handed-on request reaches the full path.
+        service.install(try await generation(apiKey: "tg_new_key", previous: first))
+        let grant = try await service.token(for: admission)
+        #expect(JWTVerifier.decodeUnverified(grant.token.compact).claims?["authorization"] == .object(["tripid": .string("trip-1")]))
+        // Every request from now on is judged by the new generation.
+        await #expect(throws: TokenGateError.self) { try await service.token(for: Self.query("tg_old_key", trip: "trip-2")) }
+        guard case .refused(let error) = service.cachedToken(for: Self.query("tg_old_key")) else {
+            Issue.record("the rotated-out key must be refused on the event loop too")
+            return
+        }
+        #expect(error.code == .unauthenticated)
+        guard case .granted = service.cachedToken(for: Self.query("tg_new_key")) else {
+            Issue.record("the token the handed-on request minted is cached for the new key's caller")
+            return
+        }
+    }
+}

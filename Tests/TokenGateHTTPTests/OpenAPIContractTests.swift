@@ -65,7 +65,7 @@ import TokenGateTesting
             // Two checks are left out, each for a documented design choice: positive-data acceptance (a well-formed
             // but unconfigured provider ID is a valid request that rightly answers 404) and missing-required-header
             // (the cheap checks of provider, type and context IDs come before any credential work, so a request
-            // that is malformed and lacks a credential is 400, not 401; README, "Order of checks"). Every other
+            // that is malformed and lacks a credential is 400, not 401; docs/http-api.md, "Order of checks"). Every other
             // check runs: no 5xx, status codes, content types, headers and bodies as documented, unsupported
             // methods, authentication enforced (ignored_auth).
             let common = ["-m", "schemathesis.cli", "run", path, "-n", "15", "--seed", "20261122", "--checks", "all",

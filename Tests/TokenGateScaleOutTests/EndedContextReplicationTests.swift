@@ -11,7 +11,7 @@ struct EndedContextReplicationTests {
             for replica in replicas { #expect(try await replica.consumerToken("trip-done").status == 200) }
             let ended = try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-done/end")
             #expect(ended.status == 200)
-            // Within a second (longer under a sanitizer: TestTiming); the README says milliseconds.
+            // Within a second (longer under a sanitizer: TestTiming); docs/operations.md says milliseconds.
             let started = ContinuousClock.now
             for replica in replicas[1...] {
                 #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {

@@ -5,7 +5,7 @@
 // under contention it calls `_MutexHandle._lockSlow` / `_unlockSlow` in libswiftSynchronization.so, which is not
 // instrumented and hands the lock over inside the kernel (futex). TSan then sees two threads touch the protected
 // value with no happens-before edge and reports a "Swift access race" on correctly locked state: eight threads
-// appending to one `Mutex<[Int]>` are enough (see the README's Sanitizers section). The reports name only the
+// appending to one `Mutex<[Int]>` are enough (see docs/development.md, "Sanitizers"). The reports name only the
 // caller's frames, so a suppression would have to silence our own code; instead this adds the missing edges, as
 // TSan's own pthread_mutex interceptors do: release before the slow unlock, acquire after the slow lock.
 // Races outside a lock are still reported.

@@ -57,7 +57,7 @@ public final class GatewayMetrics: Sendable {
         ProviderMetrics(id: id, tokenTypes: tokenTypes, hasAuthorizer: hasAuthorizer, factory: factory, labeled: labeled)
     }
 
-    /// The metric names, in one place (the README lists them with their meaning).
+    /// The metric names, in one place (docs/operations.md lists them with their meaning).
     enum Name {
         static let served = "tokengate_tokens_served_total"
         static let denials = "tokengate_denials_total"

@@ -145,7 +145,7 @@ public enum OpenAPIDocument {
                         .admin,
                         [
                             "200": .object([
-                                "description": "Every metric; the README lists them with their meaning.",
+                                "description": "Every metric; docs/operations.md lists them with their meaning.",
                                 "content": .object([
                                     "text/plain": .object([
                                         "schema": .object(["type": "string"]),

@@ -86,4 +86,7 @@ struct GatewayMiddleware: RouterMiddleware {
 extension HTTPField.Name {
     /// `X-Request-ID`: the request's ID, in requests (honoured when well-formed) and in every response.
     static let xRequestID = HTTPField.Name("X-Request-ID")!
+    /// draft-ietf-httpapi-ratelimit-headers: the limits a token answer was charged to, and how much of one is left.
+    static let rateLimitPolicy = HTTPField.Name("RateLimit-Policy")!
+    static let rateLimit = HTTPField.Name("RateLimit")!
 }

@@ -39,6 +39,7 @@ extension TokenGateError: HTTPResponseError {
         var headers = TokenRoutes.jsonHeaders(cacheControl: "no-store")
         if code == .unauthenticated { headers[.wwwAuthenticate] = #"Bearer realm="tokengate""# }
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        TokenRoutes.appendRateLimits(rateLimitHeaders, to: &headers)
         return headers
     }
 

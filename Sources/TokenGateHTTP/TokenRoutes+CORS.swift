@@ -10,7 +10,7 @@ import TokenGateCore
 // credentials as well would let listed pages send cookies TokenGate never reads. Least privilege: leave it out.
 extension TokenRoutes {
     /// What a listed origin's browser may read besides the safelisted headers.
-    static let exposedHeaders = "Retry-After, X-Request-ID"
+    static let exposedHeaders = "Retry-After, X-Request-ID, RateLimit-Policy, RateLimit"
     /// What a page may send: the credential, and its own request ID.
     static let allowedRequestHeaders = "Authorization, X-Request-ID"
 

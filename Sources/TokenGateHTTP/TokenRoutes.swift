@@ -119,7 +119,9 @@ public struct TokenRoutes: Sendable {
             } deniedType: {
                 context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType"))
             }
-            response = render(try await service.token(for: query))
+            let grant = try await service.token(for: query)
+            response = render(grant)
+            Self.appendRateLimits(grant.rateLimits, to: &response.headers)
         } catch {
             response = error.response()
         }
@@ -185,11 +187,26 @@ public struct TokenRoutes: Sendable {
         Response(status: status, headers: jsonHeaders(cacheControl: cacheControl), body: .init(byteBuffer: buffer))
     }
 
-    /// A JSON answer's first headers. One allocation with room for what follows (Content-Length, X-Request-ID,
-    /// Date, Server): no regrowth.
+    /// A token answer's headers before `Content-Length`: the JSON ones, then the rate limits'. The router's
+    /// answer has them in this order too: its route renders the first, ``serve(_:_:resolve:render:)`` adds the rest.
+    static func tokenHeaders(_ grant: TokenGrant) -> HTTPFields {
+        var headers = jsonHeaders(cacheControl: "no-store")
+        appendRateLimits(grant.rateLimits, to: &headers)
+        return headers
+    }
+
+    /// `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers), when the provider has limits.
+    static func appendRateLimits(_ limits: RateLimitHeaders?, to headers: inout HTTPFields) {
+        guard let limits else { return }
+        headers.append(HTTPField(name: .rateLimitPolicy, value: limits.policy))
+        if let status = limits.status { headers.append(HTTPField(name: .rateLimit, value: status)) }
+    }
+
+    /// A JSON answer's first headers. One allocation with room for what follows (the rate limits', Content-Length,
+    /// X-Request-ID, Date, Server): no regrowth.
     static func jsonHeaders(cacheControl: String) -> HTTPFields {
         var headers = HTTPFields()
-        headers.reserveCapacity(8)
+        headers.reserveCapacity(10)
         headers.append(HTTPField(name: .contentType, value: "application/json"))
         headers.append(HTTPField(name: .cacheControl, value: cacheControl))
         return headers

@@ -5,7 +5,7 @@ extension TokenService {
     /// A service whose token responses are TokenGate's JSON body (``TokenBodyFormat``).
     public convenience init(
         generation: GatewayGeneration, audit: AuditLog? = nil, sharedState: SharedState? = nil, clock: TokenGateClock = .system,
-        logger: Logger
+        unknownKeyWait: Duration = TokenService.defaultUnknownKeyWait, logger: Logger
     ) {
         self.init(
             generation: generation,
@@ -13,6 +13,7 @@ extension TokenService {
             audit: audit,
             sharedState: sharedState,
             clock: clock,
+            unknownKeyWait: unknownKeyWait,
             logger: logger
         )
     }

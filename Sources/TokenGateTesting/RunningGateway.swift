@@ -54,7 +54,10 @@ public struct RunningGateway: Sendable {
         let sharedState = try generation.configuration.sharedState.map {
             try SharedState.redis($0, metrics: assembler.metrics, clock: clock, logger: logger)
         }
-        let service = TokenService(generation: generation, audit: audit, sharedState: sharedState, clock: clock, logger: logger)
+        // A request waits for the JWKS refetch an unknown kid asks for: three seconds in production, and here as long as
+        // a loaded test run (the whole suite on two cores) may take to schedule the refresher.
+        let service = TokenService(
+            generation: generation, audit: audit, sharedState: sharedState, clock: clock, unknownKeyWait: .seconds(30), logger: logger)
         var server = generation.configuration.server
         server.host = "127.0.0.1"
         server.port = 0

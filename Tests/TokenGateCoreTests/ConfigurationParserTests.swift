@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TokenGateCore
 
@@ -52,6 +53,15 @@ import TokenGateCore
         #expect(provider.backendType == "static-key")
         #expect(provider.response == ResponseMapping(tokenKey: "jwt", expiryKey: "expirationTimestamp", expiryFormat: .epochMilliseconds))
         #expect(provider.clients.first?.allow == [.consumer: .anyContext, .server: .wholeFleet])
+    }
+
+    @Test func aLimitInShadowModeIsReadAsOne() throws {
+        let text = Self.valid.replacingOccurrences(of: "caller: { rate: 600/min, burst: 50 }", with: "caller: { rate: 600/min, burst: 50, shadow: true }")
+        let provider = try #require(try parse(text).providers[ProviderID("acme-rides")!])
+        #expect(provider.rateLimits.caller == RateLimit(count: 600, per: .seconds(60), burst: 50, shadow: true))
+        #expect(provider.rateLimits.caller?.description == "600/min burst 50 shadow")
+        let wrong = Self.valid.replacingOccurrences(of: "caller: { rate: 600/min, burst: 50 }", with: "caller: { rate: 600/min, shadow: maybe }")
+        #expect(error(wrong) == "config.yaml:7:38: defaults.rateLimits.caller.shadow: expected true or false, got 'maybe'")
     }
 
     @Test(arguments: [

@@ -1,5 +1,5 @@
 import Testing
-import TokenGateCore
+@testable import TokenGateCore
 
 @Suite struct RateLimiterTests {
     let clock = ManualTestClock()
@@ -17,6 +17,20 @@ import TokenGateCore
         #expect(decision == .limited(retryAfter: .milliseconds(100)))  // 600/min: one every 100 ms
         #expect(decision.retryAfterSeconds == 1)
         #expect(!decision.isAllowed)
+    }
+
+    /// What the `RateLimit` header reports: requests left back to back, and time until the burst is whole again.
+    @Test func aMeasuredAcquireTellsWhatIsLeftAndWhenTheBucketIsFull() {
+        let limiter = makeLimiter(RateLimit(count: 60, per: .seconds(60), burst: 3))
+        #expect(limiter.acquireMeasured("caller") == RateLimitQuota(decision: .allowed, remaining: 2, resetNanoseconds: 1_000_000_000))
+        #expect(limiter.acquireMeasured("caller").remaining == 1)
+        #expect(limiter.acquireMeasured("caller") == RateLimitQuota(decision: .allowed, remaining: 0, resetNanoseconds: 3_000_000_000))
+        let refused = limiter.acquireMeasured("caller")
+        #expect(refused.decision == .limited(retryAfter: .seconds(1)) && refused.remaining == 0)
+        clock.advance(by: .milliseconds(1_500))
+        // One and a half intervals later: one request is back, the whole burst in another 1.5 s.
+        #expect(limiter.acquireMeasured("other").remaining == 2)
+        #expect(limiter.acquireMeasured("caller") == RateLimitQuota(decision: .allowed, remaining: 0, resetNanoseconds: 2_500_000_000))
     }
 
     @Test func refillsAtTheSustainedRate() {

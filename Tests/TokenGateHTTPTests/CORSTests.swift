@@ -22,7 +22,7 @@ import TokenGateTesting
             #expect(response.status == status)
             #expect(response.header("Access-Control-Allow-Origin") == origin)
             #expect(response.header("Vary") == "Origin")
-            #expect(response.header("Access-Control-Expose-Headers") == "Retry-After, X-Request-ID")
+            #expect(response.header("Access-Control-Expose-Headers") == "Retry-After, X-Request-ID, RateLimit-Policy, RateLimit")
             #expect(response.header("Access-Control-Allow-Credentials") == nil)
         }
     }

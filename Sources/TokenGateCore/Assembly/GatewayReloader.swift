@@ -61,6 +61,11 @@ public final class GatewayReloader: Service {
                 group.addTask { await self.reloadOnRequest() }
                 group.addTask {
                     for await _ in await UnixSignalsSequence(trapping: .sighup) { self.requestReload(trigger: "SIGHUP") }
+                    // The first child to end stops the others: a signal source that ends on its own must not take
+                    // the file watch and the reloads with it.
+                    guard !Task.isCancelled else { return }
+                    self.logger.warning("SIGHUP no longer reaches the reloader: only a watched file change reloads from now on")
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
                 if let interval = self.watchInterval { group.addTask { await self.watch(every: interval) } }
                 group.addTask { await self.housekeeping() }

@@ -13,14 +13,28 @@ struct ProviderLimiters: Sendable {
     /// The buckets: a reload hands them on while the limits are unchanged, so nobody's allowance resets.
     let buckets: RateLimitBuckets
     let metrics: ProviderMetrics
+    /// Where what a `shadow` limit would have refused is logged.
+    let shadowLog: ShadowRefusalLog
+    /// The `RateLimit-Policy` of every token answer: the enforced provider, caller and context limits.
+    let policy: String?
+
+    init(id: ProviderID, buckets: RateLimitBuckets, metrics: ProviderMetrics, shadowLog: ShadowRefusalLog) {
+        self.id = id
+        self.buckets = buckets
+        self.metrics = metrics
+        self.shadowLog = shadowLog
+        policy = RateLimitHeaders.policy([
+            ("provider", buckets.provider?.limit), ("caller", buckets.caller?.limit), ("context", buckets.context?.limit),
+        ])
+    }
 
     /// Sheds a costly credential check (a session token's signature) for `peer`: refused when `peer` is over its
     /// failed-authentication limit, or when the provider is over its own and `peer` has failed recently. Without a
     /// per-peer limit nothing tells failing peers from others, so then only a request with no address is shed.
     func checkBeforeCostlyAuthentication(from peer: PeerAddress?) throws(TokenGateError) {
-        if let peer { try check(buckets.failedAuthPerPeer?.peek(peer), scope: .failedAuthPerPeer) }
+        if let peer, let limiter = buckets.failedAuthPerPeer { try check(limiter.peek(peer), limiter.limit, scope: .failedAuthPerPeer) }
         let peerIsFailing = peer.map { buckets.failedAuthPerPeer?.isCharged($0) ?? false } ?? true
-        if peerIsFailing { try check(buckets.failedAuth?.peek(id), scope: .failedAuth) }
+        if peerIsFailing, let limiter = buckets.failedAuth { try check(limiter.peek(id), limiter.limit, scope: .failedAuth) }
     }
 
     /// Counts one failed authentication against the provider and `peer`, and returns what to answer: `error`, or a
@@ -29,26 +43,55 @@ struct ProviderLimiters: Sendable {
         let atProvider = buckets.failedAuth?.acquire(id)
         let fromPeer = peer.flatMap { buckets.failedAuthPerPeer?.acquire($0) }
         do throws(TokenGateError) {
-            try check(fromPeer, scope: .failedAuthPerPeer)
-            try check(atProvider, scope: .failedAuth)
+            if let fromPeer, let limit = buckets.failedAuthPerPeer?.limit { try check(fromPeer, limit, scope: .failedAuthPerPeer) }
+            if let atProvider, let limit = buckets.failedAuth?.limit { try check(atProvider, limit, scope: .failedAuth) }
         } catch {
             return error
         }
         return error
     }
 
-    /// Applies the provider, caller and context limits in that order; the first refusal wins.
-    func check(caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) {
-        try check(buckets.provider?.acquire(id), scope: .provider)
-        try check(buckets.caller?.acquire(caller), scope: .caller)
-        try check(buckets.context?.acquire(context), scope: .context)
+    /// Applies the provider, caller and context limits in that order; the first refusal wins. Returns what the
+    /// answer says about them (nil without enforced limits).
+    func check(caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) -> RateLimitHeaders? {
+        var tightest: (name: String, quota: RateLimitQuota)?
+        try charge(buckets.provider, id, scope: .provider, tightest: &tightest)
+        try charge(buckets.caller, caller, scope: .caller, tightest: &tightest)
+        try charge(buckets.context, context, scope: .context, tightest: &tightest)
+        guard let policy else { return nil }
+        return RateLimitHeaders(
+            policy: policy,
+            status: tightest.map { RateLimitHeaders.status($0.name, remaining: $0.quota.remaining, resetNanoseconds: $0.quota.resetNanoseconds) })
     }
 
-    private func check(_ decision: RateLimitDecision?, scope: ProviderMetrics.RateLimitScope) throws(TokenGateError) {
-        if let seconds = decision?.retryAfterSeconds {
-            metrics.recordRateLimited(scope)
-            throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached", retryAfterSeconds: seconds)
+    /// Charges `key` to `limiter`: a refusal throws (an enforced limit) or is only counted and logged (a shadow one).
+    private func charge<Key>(
+        _ limiter: RateLimiter<Key>?, _ key: Key, scope: ProviderMetrics.RateLimitScope, tightest: inout (name: String, quota: RateLimitQuota)?
+    ) throws(TokenGateError) {
+        guard let limiter else { return }
+        let quota = limiter.acquireMeasured(key)
+        do {
+            try check(quota.decision, limiter.limit, scope: scope)
+        } catch {
+            throw error.withRateLimitHeaders(
+                policy.map {
+                    RateLimitHeaders(policy: $0, status: RateLimitHeaders.status(scope.rawValue, remaining: 0, resetNanoseconds: quota.resetNanoseconds))
+                })
         }
+        guard !limiter.limit.shadow else { return }
+        if tightest.map({ quota.remaining < $0.quota.remaining }) ?? true { tightest = (scope.rawValue, quota) }
+    }
+
+    /// Throws `rate_limited` for a refusal of an enforced limit; a shadow limit's refusal is counted and logged.
+    func check(_ decision: RateLimitDecision, _ limit: RateLimit, scope: ProviderMetrics.RateLimitScope) throws(TokenGateError) {
+        guard let seconds = decision.retryAfterSeconds else { return }
+        if limit.shadow {
+            metrics.recordShadowRefusal(scope)
+            shadowLog.record(scope, limit: limit)
+            return
+        }
+        metrics.recordRateLimited(scope)
+        throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached", retryAfterSeconds: seconds)
     }
 }
 

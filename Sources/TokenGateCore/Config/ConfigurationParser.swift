@@ -209,15 +209,16 @@ public struct ConfigurationParser: Sendable {
         return limits
     }
 
-    /// `{ rate: 600/min, burst: 50 }`
+    /// `{ rate: 600/min, burst: 50 }`, and `shadow: true` to count and log what it would refuse without refusing.
     private func parseRateLimit(_ node: ConfigNode) throws -> RateLimit {
-        let mapping = try node.mapping(allowedKeys: ["rate", "burst"])
+        let mapping = try node.mapping(allowedKeys: ["rate", "burst", "shadow"])
+        let shadow = try mapping.optional("shadow")?.bool() ?? false
         let rateNode = try mapping.required("rate")
         let burst = try mapping.optional("burst")?.int(in: 1...1_000_000) ?? 1
         let text = try rateNode.string()
         guard let limit = RateLimit(parsing: text, burst: burst) else {
             throw rateNode.error("expected a rate such as 600/min, 10/s or 5000/h, got '\(text)'")
         }
-        return limit
+        return limit.shadow(shadow)
     }
 }

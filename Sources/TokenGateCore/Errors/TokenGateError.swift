@@ -109,12 +109,21 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
     public let reason: String
     /// For `rate_limited` (and backends that say so): whole seconds until a retry may succeed.
     public let retryAfterSeconds: Int?
+    /// For `rate_limited` by a provider, caller or context limit: what the answer says about the limits.
+    public private(set) var rateLimitHeaders: RateLimitHeaders?
 
     /// Creates an error.
     public init(_ code: Code, _ reason: String, retryAfterSeconds: Int? = nil) {
         self.code = code
         self.reason = reason
         self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// This error, answered with `headers`.
+    func withRateLimitHeaders(_ headers: RateLimitHeaders?) -> TokenGateError {
+        var error = self
+        error.rateLimitHeaders = headers
+        return error
     }
 
     public var description: String { "\(code): \(reason)" }

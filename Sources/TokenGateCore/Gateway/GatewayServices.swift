@@ -8,4 +8,6 @@ struct GatewayServices: Sendable {
     let audit: AuditLog
     let endedContexts: EndedContexts
     let sharedState: SharedState?
+    /// How long a mint whose token names an unknown `kid` waits for the early JWKS refetch it asks for.
+    let unknownKeyWait: Duration
 }

@@ -22,13 +22,15 @@ extension ProviderPipeline {
             verifier = try runtime.verifier()
         } catch {
             // No key yet (a JWKS URL not fetched so far): ask for it now (rate-limited) rather than wait a period.
-            guard await runtime.keys.refreshForUnknownKey(now: clock.monotonicNanoseconds()) else { throw error }
+            guard await runtime.keys.refreshForUnknownKey(now: clock.monotonicNanoseconds(), waiting: services.unknownKeyWait) else {
+                throw error
+            }
             verifier = try runtime.verifier()
         }
         var outcome = Result { () throws(TokenRejection) in try verifier.verify(issued.compact, for: context, now: now) }
         // Keys may have rotated: the shared key set refetches (rate-limited there) and the token is checked once more.
         if case .failure(let rejection) = outcome, rejection.reason == .unknownKid,
-            await runtime.keys.refreshForUnknownKey(now: clock.monotonicNanoseconds())
+            await runtime.keys.refreshForUnknownKey(now: clock.monotonicNanoseconds(), waiting: services.unknownKeyWait)
         {
             verifier = try runtime.verifier()
             outcome = Result { () throws(TokenRejection) in try verifier.verify(issued.compact, for: context, now: now) }

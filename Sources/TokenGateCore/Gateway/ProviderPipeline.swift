@@ -55,8 +55,8 @@ final class ProviderPipeline: Sendable {
         guard services.sharedState == nil, !runtime.authorizer.asks(admission.caller),
             let cached = runtime.cache.servableValue(for: admission.context)
         else { return nil }
-        try runtime.limiters.check(caller: admission.caller, context: admission.context)
-        return served(cached.value, cached.outcome, to: admission)
+        let limits = try runtime.limiters.check(caller: admission.caller, context: admission.context)
+        return served(cached.value, cached.outcome, to: admission, limits: limits)
     }
 
     /// The token for `admission`: the tenant's authorizer, the limits (shared across replicas when configured), then
@@ -65,11 +65,12 @@ final class ProviderPipeline: Sendable {
         let (context, caller) = (admission.context, admission.caller)
         // The tenant's own check, only for a request every cheaper check let through; it fails closed.
         try await runtime.authorizer.check(caller, for: context)
-        if let sharedState = services.sharedState, let fallback = runtime.fallbackLimiters {
-            try await runtime.limiters.check(caller: caller, context: context, shared: sharedState, fallback: fallback)
-        } else {
-            try runtime.limiters.check(caller: caller, context: context)
-        }
+        let limits =
+            if let sharedState = services.sharedState, let fallback = runtime.fallbackLimiters {
+                try await runtime.limiters.check(caller: caller, context: context, shared: sharedState, fallback: fallback)
+            } else {
+                try runtime.limiters.check(caller: caller, context: context)
+            }
         do {
             let (token, outcome) = try await runtime.cache.value(for: context) { [self] in
                 // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
@@ -78,7 +79,7 @@ final class ProviderPipeline: Sendable {
                     for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
                     adopt: { self.adopt($0, for: context) }, mint: { try await self.fetchVerified(for: admission) })
             }
-            return served(token, outcome, to: admission)
+            return served(token, outcome, to: admission, limits: limits)
         } catch let error as TokenGateError {
             throw error
         } catch is CancellationError {
@@ -88,9 +89,12 @@ final class ProviderPipeline: Sendable {
         }
     }
 
-    private func served(_ token: DeliveredToken, _ outcome: TokenCacheOutcome, to admission: TokenAdmission) -> TokenGrant {
+    private func served(
+        _ token: DeliveredToken, _ outcome: TokenCacheOutcome, to admission: TokenAdmission, limits: RateLimitHeaders?
+    ) -> TokenGrant {
         runtime.metrics.recordServed(admission.type, outcome)
-        return TokenGrant(token: token, context: admission.context, provider: runtime.settings, outcome: outcome, format: format)
+        return TokenGrant(
+            token: token, context: admission.context, provider: runtime.settings, outcome: outcome, format: format, rateLimits: limits)
     }
 
     /// The caller behind `query`. A credential that fails is charged to the failed-authentication limits (answered

@@ -43,6 +43,8 @@ public struct TokenGrant: Sendable {
     public var outcome: TokenCacheOutcome
     /// How the provider's response body is written.
     public var format: any TokenResponseFormat
+    /// What the answer says about the rate limits the request was charged to, if the provider has any.
+    public var rateLimits: RateLimitHeaders? = nil
 
     /// The response body's length in bytes at `now` (epoch seconds).
     public func bodyByteCount(now: Int64) -> Int { format.byteCount(of: token, context: context, now: now) }

@@ -51,14 +51,19 @@ public final class TokenService: Sendable {
     /// Ends and lifts contexts (the admin API); outlives every generation.
     public let contexts: ContextLifecycle
 
+    /// How long a mint whose token names an unknown `kid` waits for the early JWKS refetch it asks for.
+    public static let defaultUnknownKeyWait = Duration.seconds(3)
+
     /// Serves `generation`; `formatter` makes each provider's response format once per generation.
     public init(
         generation: GatewayGeneration, formatter: @escaping TokenResponseFormatter, audit: AuditLog? = nil,
-        sharedState: SharedState? = nil, clock: TokenGateClock = .system, logger: Logger
+        sharedState: SharedState? = nil, clock: TokenGateClock = .system, unknownKeyWait: Duration = defaultUnknownKeyWait,
+        logger: Logger
     ) {
         let services = GatewayServices(
             clock: clock, logger: logger, audit: audit ?? .disabled(logger: logger),
-            endedContexts: EndedContexts(capacity: generation.configuration.endedContexts.maxEntries), sharedState: sharedState)
+            endedContexts: EndedContexts(capacity: generation.configuration.endedContexts.maxEntries), sharedState: sharedState,
+            unknownKeyWait: unknownKeyWait)
         let current = Slot(Serving(generation, formatter: formatter, services: services))
         self.current = current
         self.services = services

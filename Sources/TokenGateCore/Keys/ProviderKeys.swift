@@ -85,10 +85,10 @@ final class ProviderKeys: Sendable {
     }
 
     /// A token named a `kid` no key has: asks every URL for an early refresh (each rate-limited) and waits for
-    /// them. Returns whether any set changed, so verifying again can change the answer.
-    func refreshForUnknownKey(now: UInt64) async -> Bool {
+    /// them, each at most `wait`. Returns whether any set changed, so verifying again can change the answer.
+    func refreshForUnknownKey(now: UInt64, waiting wait: Duration) async -> Bool {
         var changed = false
-        for set in remoteSets where await set.refreshForUnknownKey(now: now) { changed = true }
+        for set in remoteSets where await set.refreshForUnknownKey(now: now, timeout: wait) { changed = true }
         return changed
     }
 }

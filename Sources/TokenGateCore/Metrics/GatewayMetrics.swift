@@ -71,6 +71,7 @@ public final class GatewayMetrics: Sendable {
         static let accessTokenRefreshes = "tokengate_access_token_refreshes_total"
         static let cacheEntries = "tokengate_cache_entries"
         static let rateLimited = "tokengate_rate_limited_total"
+        static let shadowRefusals = "tokengate_rate_limit_shadow_refusals_total"
         static let keyFetches = "tokengate_jwks_fetches_total"
         static let upstreamRetries = "tokengate_upstream_retries_total"
         static let generation = "tokengate_config_generation"

@@ -8,6 +8,7 @@ public final class ProviderMetrics: Sendable {
     private let backendCalls: [TokenType: Counter]
     private let backendDuration: [TokenType: Timer]
     private let rateLimited: [RateLimitScope: Counter]
+    private let shadowRefusals: [RateLimitScope: Counter]
     private let cacheEntries: Gauge
     private let authorizerCalls: [AuthorizerOutcome: Counter]
     private let authorizerCacheHits: Counter?
@@ -54,6 +55,12 @@ public final class ProviderMetrics: Sendable {
                 label: Name.rateLimited, dimensions: [("provider", id.rawValue), ("scope", scope.rawValue)], factory: factory)
         }
         rateLimited = limited
+        var shadow: [RateLimitScope: Counter] = [:]
+        for scope in RateLimitScope.allCases {
+            shadow[scope] = Counter(
+                label: Name.shadowRefusals, dimensions: [("provider", id.rawValue), ("scope", scope.rawValue)], factory: factory)
+        }
+        shadowRefusals = shadow
         cacheEntries = Gauge(label: Name.cacheEntries, dimensions: [("provider", id.rawValue)], factory: factory)
         var authorizerCalls: [AuthorizerOutcome: Counter] = [:]
         if hasAuthorizer {
@@ -114,6 +121,9 @@ public final class ProviderMetrics: Sendable {
 
     /// A request refused by a rate limit.
     func recordRateLimited(_ scope: RateLimitScope) { rateLimited[scope]?.increment() }
+
+    /// A request a limit in `shadow` mode would have refused, and let through.
+    func recordShadowRefusal(_ scope: RateLimitScope) { shadowRefusals[scope]?.increment() }
 
     /// One call to a client's authorizer, by what it answered.
     func recordAuthorizerCall(_ outcome: AuthorizerOutcome) { authorizerCalls[outcome]?.increment() }

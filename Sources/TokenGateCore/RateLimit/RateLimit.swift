@@ -11,15 +11,21 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     public let period: Duration
     /// Requests allowed back to back after a quiet period. At least 1.
     public let burst: Int
+    /// A limit being tried out (`shadow: true`): what it would refuse is counted and logged, and let through.
+    public let shadow: Bool
 
     /// A limit from validated values; invalid ones are programmer errors (configuration uses
     /// ``init(parsing:burst:)``, which returns `nil` instead).
-    public init(count: Int, per period: Duration, burst: Int = 1) {
+    public init(count: Int, per period: Duration, burst: Int = 1, shadow: Bool = false) {
         precondition(Self.isValid(count: count, period: period, burst: burst), "invalid RateLimit")
         self.count = count
         self.period = period
         self.burst = burst
+        self.shadow = shadow
     }
+
+    /// The same limit, enforced or (`shadow`) only measured.
+    public func shadow(_ shadow: Bool) -> RateLimit { RateLimit(count: count, per: period, burst: burst, shadow: shadow) }
 
     /// Parses `N/s`, `N/sec`, `N/min`, `N/h` or `N/hour` (N a positive decimal integer, no spaces or signs), as
     /// written in `config.yaml`'s `rate:`; `burst` comes from its own key. Returns `nil` for anything else,
@@ -50,7 +56,7 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         case .seconds(3_600): unit = "h"
         default: unit = "\(period)"
         }
-        return "\(count)/\(unit) burst \(burst)"
+        return "\(count)/\(unit) burst \(burst)\(shadow ? " shadow" : "")"
     }
 
     /// Time between two requests at the sustained rate, in nanoseconds (rounded down, so never stricter).

@@ -1,3 +1,13 @@
+/// What ``RateLimiter/acquireMeasured(_:)`` decided, and the bucket it left.
+public struct RateLimitQuota: Sendable, Hashable {
+    /// Whether the request may proceed.
+    public let decision: RateLimitDecision
+    /// Requests the bucket would still let through back to back now.
+    public let remaining: Int
+    /// Nanoseconds until the bucket is full again.
+    public let resetNanoseconds: UInt64
+}
+
 /// The answer of ``RateLimiter/acquire(_:)``.
 public enum RateLimitDecision: Sendable, Hashable {
     /// The request may proceed.

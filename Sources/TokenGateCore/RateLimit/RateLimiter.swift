@@ -42,24 +42,35 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Takes one request's worth from `key`'s bucket, or says how long until one is available.
-    public func acquire(_ key: Key) -> RateLimitDecision {
+    public func acquire(_ key: Key) -> RateLimitDecision { acquireMeasured(key).decision }
+
+    /// ``acquire(_:)``, and what is left in `key`'s bucket afterwards (for the `RateLimit` response header).
+    public func acquireMeasured(_ key: Key) -> RateLimitQuota {
         let now = clock.monotonicNanoseconds()
         return buckets.withLock { buckets in
             Self.removeOldestIdle(from: &buckets, at: now, upTo: Self.idleEvictionsPerAcquire)
             guard let slot = buckets.slot(for: key) else {
                 // A new bucket is full: this request passes and takes one interval.
-                buckets.insert(key, Self.adding(now, emissionInterval))
-                return .allowed
+                let arrival = Self.adding(now, emissionInterval)
+                buckets.insert(key, arrival)
+                return quota(.allowed, fullAt: arrival, now: now)
             }
             buckets.touch(slot)
             let arrival = max(buckets[slot], now)
             let wait = arrival - now
             guard wait <= tolerance else {
-                return .limited(retryAfter: .nanoseconds(Int64(clamping: wait - tolerance)))
+                return quota(.limited(retryAfter: .nanoseconds(Int64(clamping: wait - tolerance))), fullAt: arrival, now: now)
             }
             buckets[slot] = Self.adding(arrival, emissionInterval)
-            return .allowed
+            return quota(.allowed, fullAt: buckets[slot], now: now)
         }
+    }
+
+    /// A bucket full again at `fullAt` holds as many requests as fit in the tolerance still free, plus one.
+    private func quota(_ decision: RateLimitDecision, fullAt: UInt64, now: UInt64) -> RateLimitQuota {
+        let used = fullAt - now
+        let remaining = used > tolerance + emissionInterval ? 0 : Int((tolerance + emissionInterval - used) / emissionInterval)
+        return RateLimitQuota(decision: decision, remaining: min(remaining, limit.burst), resetNanoseconds: used)
     }
 
     /// Whether `key` could take a request now, without taking it: for limits that are charged only when something

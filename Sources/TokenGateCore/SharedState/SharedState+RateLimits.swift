@@ -1,14 +1,17 @@
 extension ProviderLimiters {
     /// The provider, caller and context limits across every replica: one atomic GCRA script in the store for all
     /// three, on the store's clock. While the store is unreachable, `fallback` (this replica's share of each
-    /// limit) decides instead, and each such request is counted.
+    /// limit) decides instead, and each such request is counted. A limit in `shadow` mode is measured here, at this
+    /// replica's share, and never sent to the store: what it would refuse must not stop the script charging the
+    /// enforced ones. The answer carries the policy; how much is left is the store's, so it is not stated.
     func check(
         caller: AuthenticatedCaller, context: TokenContext, shared: SharedState, fallback: ProviderLimiters
-    ) async throws(TokenGateError) {
+    ) async throws(TokenGateError) -> RateLimitHeaders? {
+        try fallback.measureShadowLimits(caller: caller, context: context)
         var scopes: [ProviderMetrics.RateLimitScope] = []
         var requests: [SharedRateBucket] = []
         func add(_ scope: ProviderMetrics.RateLimitScope, _ limit: RateLimit?, identity: @autoclosure () -> String) {
-            guard let limit else { return }
+            guard let limit, !limit.shadow else { return }
             scopes.append(scope)
             requests.append(SharedRateBucket(key: shared.rateKey(provider: id, scope: scope.rawValue, identity: identity()), limit: limit))
         }
@@ -16,19 +19,27 @@ extension ProviderLimiters {
         // The caller's identity as its Hashable conformance defines it: client, kind and session subject.
         add(.caller, buckets.caller?.limit, identity: "\(caller.name)\u{0}\(caller.kind.rawValue)\u{0}\(caller.subject ?? "")")
         add(.context, buckets.context?.limit, identity: "\(context.tokenType.rawValue)\u{0}\(context)")
-        guard !requests.isEmpty else { return }
+        guard !requests.isEmpty else { return nil }
         guard let outcome = await shared.attempt(.rateLimit, { try await shared.store.acquire(requests) }) else {
             shared.metrics.recordLocalLimits(provider: id)
-            try fallback.check(caller: caller, context: context)
-            return
+            _ = try fallback.check(caller: caller, context: context)
+            return policy.map { RateLimitHeaders(policy: $0, status: nil) }
         }
         if case .limited(let index, let retryAfter) = outcome, scopes.indices.contains(index) {
             let scope = scopes[index]
             metrics.recordRateLimited(scope)
-            throw TokenGateError(
-                .rateLimited, "\(scope.rawValue) rate limit reached (shared)",
-                retryAfterSeconds: RateLimitDecision.limited(retryAfter: retryAfter).retryAfterSeconds)
+            let seconds = RateLimitDecision.limited(retryAfter: retryAfter).retryAfterSeconds
+            throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached (shared)", retryAfterSeconds: seconds)
+                .withRateLimitHeaders(policy.map { RateLimitHeaders(policy: $0, status: "\"\(scope.rawValue)\";r=0;t=\(seconds ?? 1)") })
         }
+        return policy.map { RateLimitHeaders(policy: $0, status: nil) }
+    }
+
+    /// Charges only the limits in `shadow` mode (what they would refuse is counted and logged, never refused).
+    private func measureShadowLimits(caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) {
+        if let limiter = buckets.provider, limiter.limit.shadow { try check(limiter.acquire(id), limiter.limit, scope: .provider) }
+        if let limiter = buckets.caller, limiter.limit.shadow { try check(limiter.acquire(caller), limiter.limit, scope: .caller) }
+        if let limiter = buckets.context, limiter.limit.shadow { try check(limiter.acquire(context), limiter.limit, scope: .context) }
     }
 }
 
@@ -38,7 +49,7 @@ extension RateLimitSettings {
     func share(of replicas: Int) -> RateLimitSettings {
         guard replicas > 1 else { return self }
         func divided(_ limit: RateLimit?) -> RateLimit? {
-            limit.map { RateLimit(count: max(1, $0.count / replicas), per: $0.period, burst: max(1, $0.burst / replicas)) }
+            limit.map { RateLimit(count: max(1, $0.count / replicas), per: $0.period, burst: max(1, $0.burst / replicas), shadow: $0.shadow) }
         }
         var share = self
         share.provider = divided(provider)

@@ -60,7 +60,7 @@ struct CachedTokenResponder: Sendable {
         switch routes.service.cachedToken(for: query) {
         case .granted(let grant):
             let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
-            return response(.ok, TokenRoutes.jsonHeaders(cacheControl: "no-store"), body, requestID: requestID, date: date)
+            return response(.ok, TokenRoutes.tokenHeaders(grant), body, requestID: requestID, date: date)
         case .refused(let error):
             return response(to: error, requestID: requestID, date: date)
         case .needsFullPath(let admission):
@@ -75,7 +75,7 @@ struct CachedTokenResponder: Sendable {
         do throws(TokenGateError) {
             let grant = try await routes.service.token(for: admission)
             let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
-            return Fetched(status: .ok, headers: TokenRoutes.jsonHeaders(cacheControl: "no-store"), body: body, requestID: requestID)
+            return Fetched(status: .ok, headers: TokenRoutes.tokenHeaders(grant), body: body, requestID: requestID)
         } catch {
             return Fetched(status: error.status, headers: error.headers, body: error.bodyBuffer, requestID: requestID)
         }

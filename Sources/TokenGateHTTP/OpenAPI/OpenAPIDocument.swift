@@ -73,7 +73,10 @@ public enum OpenAPIDocument {
                         [
                             "200": .object([
                                 "description": "The token, verified by the gateway before it was cached or handed out.",
-                                "headers": .object(["Cache-Control": noStore, "X-Request-ID": requestIDHeader]),
+                                "headers": .object([
+                                    "Cache-Control": noStore, "X-Request-ID": requestIDHeader, "RateLimit-Policy": rateLimitPolicyHeader,
+                                    "RateLimit": rateLimitHeader,
+                                ]),
                                 "content": json(schema: "Token", example: tokenExample),
                             ])
                         ]),
@@ -283,7 +286,10 @@ public enum OpenAPIDocument {
                 [
                     "200": .object([
                         "description": "The token in the sample's shape, verified before it was cached or handed out.",
-                        "headers": .object(["Cache-Control": noStore, "X-Request-ID": requestIDHeader]),
+                        "headers": .object([
+                            "Cache-Control": noStore, "X-Request-ID": requestIDHeader, "RateLimit-Policy": rateLimitPolicyHeader,
+                            "RateLimit": rateLimitHeader,
+                        ]),
                         "content": .object([
                             "application/json": .object([
                                 "schema": .object([
@@ -335,6 +341,23 @@ public enum OpenAPIDocument {
     }
 
     static let noStore: JSONValue = .object(["schema": .object(["type": "string", "const": "no-store"])])
+    /// draft-ietf-httpapi-ratelimit-headers, on token answers of a provider with enforced limits.
+    static let rateLimitPolicyHeader: JSONValue = .object([
+        "description": """
+            The provider, caller and context limits the request was charged to, each with its quota `q` per window `w` \
+            seconds (`"caller";q=1200;w=60, "context";q=60;w=60`). Limits in `shadow: true` mode refuse nobody and are \
+            not listed: what they would refuse is only counted (`tokengate_rate_limit_shadow_refusals_total`) and logged.
+            """,
+        "schema": .object(["type": "string"]),
+    ])
+    static let rateLimitHeader: JSONValue = .object([
+        "description": """
+            The listed limit with the fewest requests left after this one: `r` requests may follow at once, and the \
+            whole burst is back in `t` seconds (`"context";r=19;t=2`). Absent when the limits are shared by replicas \
+            through Redis (`sharedState:`), whose store alone knows what is left.
+            """,
+        "schema": .object(["type": "string"]),
+    ])
     static let requestIDHeader: JSONValue = .object([
         "description": "The request's ID: its own when well-formed, else one the gateway made.",
         "schema": .object(["type": "string"]),
@@ -383,6 +406,8 @@ public enum OpenAPIDocument {
             }
             if codes.contains(.rateLimited) {
                 headers["Retry-After"] = .object(["description": "Seconds to wait.", "schema": .object(["type": "string", "pattern": "^[0-9]+$"])])
+                headers["RateLimit-Policy"] = rateLimitPolicyHeader
+                headers["RateLimit"] = rateLimitHeader
             }
             if codes.contains(.methodNotAllowed) { headers["Allow"] = .object(["schema": .object(["type": "string"])]) }
             let description = codes.map { "`\($0.rawValue)`: \($0.publicMessage)" }.joined(separator: "; ")

@@ -6,7 +6,7 @@ import TokenGateCore
 /// ```yaml
 /// backend:
 ///   type: google-iam
-///   tokenLifetime: 1h                 # at most 1h (default 1h)
+///   tokenLifetime: 1h                 # 1m to 1h (default 1h); or per type: { default: 1h, consumer: 15m }
 ///   wholeFleetTokenLifetime: 10m      # fleet readers and server tokens (default 10m, at most tokenLifetime)
 ///   serviceAccounts:                  # per token type: the Fleet Engine service account that signs it
 ///     consumer: fleet-consumer@acme.iam.gserviceaccount.com
@@ -21,13 +21,11 @@ import TokenGateCore
 ///     oauthToken: https://oauth2.googleapis.com/token
 /// ```
 struct GoogleIAMSettings: Sendable {
-    static let defaultWholeFleetLifetime: Int64 = 600
     static let defaultIAMCredentials = "https://iamcredentials.googleapis.com"
     static let defaultPublicKeys = "https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}"
     static let defaultOAuthToken = "https://oauth2.googleapis.com/token"
 
-    var lifetime = FleetEngineToken.maxLifetime
-    var wholeFleetLifetime = defaultWholeFleetLifetime
+    var lifetimes = TokenLifetimes()
     var serviceAccounts: [TokenType: String] = [:]
     var credentialsFile: String?
     var delegates: [String] = []
@@ -39,25 +37,13 @@ struct GoogleIAMSettings: Sendable {
 
     /// The keys the section may have.
     static let keys: Set<String> = [
-        "type", "tokenLifetime", "wholeFleetTokenLifetime", "serviceAccounts", "credentialsFile", "delegates", "maxConcurrentSigns",
+        "type", "serviceAccounts", "credentialsFile", "delegates", "maxConcurrentSigns",
         "timeout", "endpoints",
     ]
 
     static func parse(_ node: ConfigNode) throws -> GoogleIAMSettings {
-        let section = try node.mapping(allowedKeys: keys)
+        let section = try node.mapping(allowedKeys: keys.union(TokenLifetimes.keys))
         var settings = GoogleIAMSettings()
-        if let value = section.optional("tokenLifetime") {
-            settings.lifetime = ConfigDuration.seconds(try value.duration())
-            guard (60...FleetEngineToken.maxLifetime).contains(settings.lifetime) else {
-                throw value.error("must be between 1m and 1h: Fleet Engine rejects tokens that live longer than an hour")
-            }
-        }
-        if let value = section.optional("wholeFleetTokenLifetime") {
-            settings.wholeFleetLifetime = ConfigDuration.seconds(try value.duration())
-            guard (60...settings.lifetime).contains(settings.wholeFleetLifetime) else {
-                throw value.error("must be between 1m and tokenLifetime (\(settings.lifetime) s)")
-            }
-        }
         let accountsNode = try section.required("serviceAccounts")
         for (typeName, accountNode) in try accountsNode.entries() {
             guard let type = TokenType(rawValue: typeName) else {
@@ -66,6 +52,7 @@ struct GoogleIAMSettings: Sendable {
             settings.serviceAccounts[type] = try serviceAccount(accountNode)
         }
         guard !settings.serviceAccounts.isEmpty else { throw accountsNode.error("name a service account for at least one token type") }
+        settings.lifetimes = try TokenLifetimes.parse(section, issuing: Set(settings.serviceAccounts.keys))
         if let value = section.optional("credentialsFile") { settings.credentialsFile = try value.path() }
         if let value = section.optional("delegates") { settings.delegates = try value.sequence().map(serviceAccount) }
         if let value = section.optional("maxConcurrentSigns") { settings.maxConcurrentSigns = try value.int(in: 1...1024) }

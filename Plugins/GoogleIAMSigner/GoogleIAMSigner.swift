@@ -44,7 +44,7 @@ public struct GoogleIAMSigner: TokenBackend {
 
     public var summary: String {
         let signing = settings.serviceAccounts.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) as \($0.value)" }
-        return "IAM signJwt at \(settings.iamCredentials) with \(iam.credentials.summary); lifetime \(settings.lifetime)s; "
+        return "IAM signJwt at \(settings.iamCredentials) with \(iam.credentials.summary); lifetime \(settings.lifetimes.describe(for: Set(settings.serviceAccounts.keys))); "
             + signing.joined(separator: ", ")
     }
 
@@ -74,13 +74,15 @@ public struct GoogleIAMSigner: TokenBackend {
         return findings
     }
 
+    public var tokenLifetimes: TokenLifetimes? { settings.lifetimes }
+
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
         let context = request.context
         guard let account = settings.serviceAccounts[context.tokenType] else {
             throw TokenGateError(.unknownTokenType, "no service account is configured for \(context.tokenType) tokens")
         }
         let now = clock.wallSeconds()
-        let lifetime = context.tokenType.isWholeFleet ? settings.wholeFleetLifetime : settings.lifetime
+        let lifetime = settings.lifetimes.seconds(for: context.tokenType)
         let claims = FleetEngineToken.claims(
             serviceAccount: account, audience: audience, context: context, issuedAt: now, lifetime: lifetime)
         let compact = try await sign(claims, as: account)

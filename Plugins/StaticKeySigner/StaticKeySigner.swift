@@ -22,31 +22,28 @@ public struct StaticKeySigner: TokenBackend {
     public let tokenTypes: Set<TokenType>
     /// The `aud` claim.
     public let audience: String
-    /// `exp - iat`, seconds; at most one hour.
-    public let lifetime: Int64
-    /// `exp - iat` of the whole-fleet types (fleet readers, server), seconds: shorter, since a leaked one opens a
-    /// whole fleet.
-    public let wholeFleetLifetime: Int64
+    /// `exp - iat` per token type, at most one hour; shorter for the whole-fleet types (fleet readers, server),
+    /// since a leaked one opens a whole fleet.
+    public let lifetimes: TokenLifetimes
+    public var tokenLifetimes: TokenLifetimes? { lifetimes }
     /// Wall-clock time for `iat`.
     public let clock: TokenGateClock
 
     init(
-        identities: [TokenType: SigningIdentity], verificationKeys: [BoundKeySource], audience: String, lifetime: Int64,
-        wholeFleetLifetime: Int64, clock: TokenGateClock
+        identities: [TokenType: SigningIdentity], verificationKeys: [BoundKeySource], audience: String, lifetimes: TokenLifetimes,
+        clock: TokenGateClock
     ) {
         self.identities = identities
         self.verificationKeys = verificationKeys
         self.tokenTypes = Set(identities.keys)
         self.audience = audience
-        self.lifetime = lifetime
-        self.wholeFleetLifetime = min(wholeFleetLifetime, lifetime)
+        self.lifetimes = lifetimes
         self.clock = clock
     }
 
     public var summary: String {
         let signing = identities.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) signs with \($0.value.signer.key.keyID ?? "-")" }
-        let wholeFleet = identities.keys.contains(where: \.isWholeFleet) ? ", whole-fleet \(wholeFleetLifetime)s" : ""
-        return "lifetime \(lifetime)s\(wholeFleet); " + signing.joined(separator: ", ")
+        return "lifetime \(lifetimes.describe(for: tokenTypes)); " + signing.joined(separator: ", ")
     }
 
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
@@ -59,7 +56,7 @@ public struct StaticKeySigner: TokenBackend {
             throw TokenGateError(.unknownTokenType, "no signing key is configured for \(context.tokenType) tokens")
         }
         let now = clock.wallSeconds()
-        let lifetime = context.tokenType.isWholeFleet ? wholeFleetLifetime : lifetime
+        let lifetime = lifetimes.seconds(for: context.tokenType)
         let claims = FleetEngineToken.claims(
             serviceAccount: identity.serviceAccount,
             audience: audience,

@@ -7,7 +7,7 @@ public import TokenGateCore
 /// ```yaml
 /// backend:
 ///   type: static-key
-///   tokenLifetime: 1h            # duration, at most 1h (default 1h)
+///   tokenLifetime: 1h            # 1m to 1h (default 1h); or per type: { default: 1h, consumer: 15m }
 ///   wholeFleetTokenLifetime: 10m # fleet-reader, delivery-fleet-reader, server (default 10m, at most tokenLifetime)
 ///   keys:                        # per token type, a list of keys; the first one signs, all are published
 ///     consumer:
@@ -24,31 +24,13 @@ public import TokenGateCore
 /// A key file that anyone but its owner may read or write is refused, as ssh refuses such a key: `chmod 600` it.
 public struct StaticKeySignerFactory: TokenBackendFactory {
     public let type = "static-key"
-    /// Ten minutes: a dashboard refreshes often, and a leaked wildcard token should not outlive a shift change.
-    static let defaultWholeFleetLifetime: Int64 = 600
 
     /// Creates the factory.
     public init() {}
 
     public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
-        let section = try context.section.mapping(allowedKeys: [
-            "type", "tokenLifetime", "wholeFleetTokenLifetime", "keys", "allowInsecureKeyFilePermissions",
-        ])
+        let section = try context.section.mapping(allowedKeys: TokenLifetimes.keys.union(["type", "keys", "allowInsecureKeyFilePermissions"]))
         let allowInsecure = try section.optional("allowInsecureKeyFilePermissions")?.bool() ?? false
-        var lifetime = FleetEngineToken.maxLifetime
-        if let node = section.optional("tokenLifetime") {
-            lifetime = ConfigDuration.seconds(try node.duration())
-            guard (60...FleetEngineToken.maxLifetime).contains(lifetime) else {
-                throw node.error("must be between 1m and 1h: Fleet Engine rejects tokens that live longer than an hour")
-            }
-        }
-        var wholeFleetLifetime = Self.defaultWholeFleetLifetime
-        if let node = section.optional("wholeFleetTokenLifetime") {
-            wholeFleetLifetime = ConfigDuration.seconds(try node.duration())
-            guard (60...lifetime).contains(wholeFleetLifetime) else {
-                throw node.error("must be between 1m and tokenLifetime (\(lifetime) s)")
-            }
-        }
         var identities: [TokenType: StaticKeySigner.SigningIdentity] = [:]
         var published = KeyCollector()
         let keysNode = try section.required("keys")
@@ -69,8 +51,7 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
             identities: identities,
             verificationKeys: try published.verificationKeys(at: keysNode),
             audience: context.audience,
-            lifetime: lifetime,
-            wholeFleetLifetime: wholeFleetLifetime,
+            lifetimes: try TokenLifetimes.parse(section, issuing: Set(identities.keys)),
             clock: context.clock
         )
     }

@@ -51,6 +51,25 @@ import TokenGateTesting
         }
     }
 
+    /// Rider tokens short, driver tokens an hour: IAM signs each with its type's lifetime.
+    @Test func eachTokenTypeLivesAsLongAsItsLifetimeSays() async throws {
+        let both = [IAMFixture.consumer, IAMFixture.driver]
+        try await IAMFixture.run(grants: [IAMFixture.runtime: both]) { fixture in
+            let config = try fixture.writeConfig(
+                credentialsFile: try await fixture.runtimeKeyFile(), backendExtra: ["tokenLifetime: { default: 1h, consumer: 15m }"])
+            try await fixture.withGateway(config: config, environment: try fixture.environment()) { gateway in
+                try await IAMFixture.waitForReadiness(gateway)
+                for (path, lifetime) in [(IAMFixture.token(), 900), (IAMFixture.token("driver", "vehicle-1"), 3600)] {
+                    let response = try await gateway.get(path, bearer: IAMFixture.apiKey)
+                    #expect(response.status == 200, "\(response.text)")
+                    let token = try #require(try JSON.parse(response.body).objectValue?["token"]?.stringValue)
+                    let claims = try #require(JWTVerifier.decodeUnverified(token).claims)
+                    #expect((claims["exp"]?.integerValue ?? 0) - (claims["iat"]?.integerValue ?? 0) == Int64(lifetime), "\(path)")
+                }
+            }
+        }
+    }
+
     @Test func aThousandRequestsForOneTripMakeOneSignJwtCall() async throws {
         try await IAMFixture.run { fixture in
             let config = try fixture.writeConfig(credentialsFile: try await fixture.runtimeKeyFile())

@@ -185,6 +185,39 @@ import TokenGateTesting
         #expect(message.contains("config.yaml:5:22: providers.acme-rides.backend.tokenLifetime: must be between 1m and 1h"), "\(message)")
     }
 
+    static let generatedConsumerAndDriverKeys = generatedConsumerKey + """
+
+                driver:
+                  - serviceAccountFile: state/driver.json
+                    generateIfMissing: true
+        """
+
+    /// Rider tokens short, driver tokens an hour, fleet readers the whole-fleet default.
+    @Test func eachTokenTypeLivesAsLongAsItsLifetimeSays() async throws {
+        let (loaded, _) = try await Self.load(
+            Self.config(keys: Self.generatedConsumerAndDriverKeys, lifetime: "{ default: 1h, consumer: 15m }"))
+        let provider = try #require(loaded.providers[ProviderID("acme-rides")!])
+        let consumer = try await provider.backend.issue(TokenRequest(provider: provider.id, context: .trip(ContextID("trip-1")!)))
+        #expect(consumer.expiresAt == Self.now + 900)
+        let driver = try await provider.backend.issue(TokenRequest(provider: provider.id, context: .vehicle(ContextID("v-1")!)))
+        #expect(driver.expiresAt == Self.now + 3600)
+        #expect(provider.backend.summary.hasPrefix("lifetime 1h (consumer 15m); "), "\(provider.backend.summary)")
+    }
+
+    @Test(arguments: [
+        ("{ default: 1h, taxi: 5m }", "tokenLifetime.taxi: expected default or a token type: consumer, "),
+        ("{ vehicle: 5m }", "tokenLifetime.vehicle: expected default or a token type"),
+        ("{ driver: 5m }", "tokenLifetime.driver: this backend issues no driver tokens; it issues consumer"),
+        ("{ consumer: 2h }", "tokenLifetime.consumer: must be between 1m and 1h"),
+        ("{ default: 30s }", "tokenLifetime.default: must be between 1m and 1h"),
+        // The cache serves a token only with more than minRemaining (5m by default) left.
+        ("{ default: 1h, consumer: 5m }", "tokenLifetime: consumer tokens would live 5m, no longer than cache.minRemaining (5m)"),
+    ])
+    func refusesPerTypeLifetimesThatCannotApply(lifetime: String, expected: String) async {
+        let message = await Self.loadError(Self.config(keys: Self.generatedConsumerKey, lifetime: lifetime))
+        #expect(message.contains("providers.acme-rides.backend." + expected), "\(message)")
+    }
+
     @Test func refusesKeysFleetEngineCannotUse() async throws {
         let ec = try JWSKey.generate(.es256)
         let keys = "        consumer:\n          - privateKeyFile: ec.pem\n            keyId: k\n            clientEmail: e@x"

@@ -174,6 +174,7 @@ public struct GatewayAssembler: Sendable {
         var logger = logger
         logger[metadataKey: "provider"] = "\(settings.id)"
         let built = try await makeBackend(settings, logger: logger)
+        try Self.checkLifetimes(of: built, against: settings)
         let fingerprints = try ProviderFingerprints(settings)
         // A backend whose settings and files are unchanged is handed on with its cache: no mint storm on reload.
         let keepsBackend = previous?.fingerprints.backend == fingerprints.backend
@@ -218,6 +219,28 @@ public struct GatewayAssembler: Sendable {
             metrics: metrics,
             fingerprints: fingerprints
         )
+    }
+
+    /// A token must outlive the cache's `minRemaining` to be served at all, and should outlive `refreshBefore`, or
+    /// every hit refreshes it.
+    private static func checkLifetimes(of backend: any TokenBackend, against settings: ProviderSettings) throws {
+        guard let lifetimes = backend.tokenLifetimes else { return }
+        let node = (try? settings.backendSection.entries())?.first { $0.key == "tokenLifetime" }?.node ?? settings.backendSection
+        let minRemaining = TokenGateClock.secondsRoundingUp(settings.cache.minRemaining)
+        let refreshBefore = TokenGateClock.secondsRoundingUp(settings.cache.refreshBefore)
+        for type in backend.tokenTypes.sorted() {
+            let lifetime = lifetimes.seconds(for: type)
+            if lifetime <= minRemaining {
+                throw node.error(
+                    "\(type) tokens would live \(TokenLifetimes.text(lifetime)), no longer than cache.minRemaining "
+                        + "(\(TokenLifetimes.text(minRemaining))): none could be served")
+            }
+            if lifetime <= refreshBefore {
+                node.warn(
+                    "\(type) tokens live \(TokenLifetimes.text(lifetime)), no longer than cache.refreshBefore "
+                        + "(\(TokenLifetimes.text(refreshBefore))): every hit refreshes them")
+            }
+        }
     }
 
     /// The configured policy; with shared state, each entry's refresh-ahead starts at a random point of the first

@@ -86,6 +86,9 @@ public protocol TokenBackend: Sendable {
     /// Asks the services the backend depends on whether it can work (`tokengate check-config --online`): one
     /// finding per thing checked. Nothing for a backend that needs no service.
     func checkOnline() async -> [OnlineFinding]
+    /// How long the tokens it mints live, per type, for a backend that mints them (nil for one that fetches
+    /// tokens whose lifetime another server chose): checked at load against the provider's cache policy.
+    var tokenLifetimes: TokenLifetimes? { get }
 }
 
 /// One thing `check-config --online` checked: what, whether it works, and if not what to do.
@@ -132,6 +135,8 @@ extension TokenBackend {
     public var backgroundWork: (any Service)? { nil }
     /// Nothing to add by default.
     public var summary: String { "" }
+    /// Tokens whose lifetime the backend does not choose.
+    public var tokenLifetimes: TokenLifetimes? { nil }
 }
 
 /// What a factory gets to build one provider's backend.

@@ -31,6 +31,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Spans (the API Hummingbird and AsyncHTTPClient already trace through) and their OTLP/HTTP export; gRPC
+        // export is left out (its trait pulls grpc-swift, minutes of build for a second wire format).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // The app-side client (Client/), a package of its own with no dependencies so apps don't pull the server's
         // graph; used here by the integration tests only. Its identity is the folder name, `Client`.
         .package(path: "Client"),
@@ -86,6 +90,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -168,6 +173,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             exclude: ["OpenAPI/openapi.json"],
             swiftSettings: swiftSettings
@@ -200,7 +206,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "OTel", package: "swift-otel"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -231,7 +239,12 @@ let package = Package(
         ),
         .testTarget(
             name: "TokenGateCoreTests",
-            dependencies: ["TokenGateCore", "JOSE", "TokenGateTesting", "YAML", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TokenGateCore", "JOSE", "TokenGateTesting", "YAML",
+                // The spans a request makes, recorded in memory.
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,6 +6,8 @@
 # speed`); the resident memory of 100,000 cached trip contexts and the cached path with them all in the cache; then
 # Benchmarks/connections.sh (10,000 connections) on the same binary.
 #
+# The same cached path traced (a `tracing:` section exporting to nginx over OTLP/HTTP) is measured beside them.
+#
 # Usage: Benchmarks/load/run.sh
 # Environment (all optional):
 #   DURATION=10s         each cached-path wrk run
@@ -282,6 +284,11 @@ http {
     server {
         listen $HOST:$PORT;
         root $WORK/nginx/root;
+        # The traced gateways' OTLP/HTTP exports: answered 200 (an empty ExportTraceServiceResponse), kept nowhere.
+        location = /v1/traces {
+            client_max_body_size 64m;
+            return 200;
+        }
         location / {
             default_type application/json;
             add_header Cache-Control no-store;
@@ -311,12 +318,30 @@ EOF
 }
 start_nginx
 NGINX_PID=$PID NGINX="http://$HOST:$PORT"
+# Traced gateways: the api-key gateway's configuration with a `tracing:` section, every request recorded and
+# exported (or 1 in 100) over OTLP/HTTP to nginx above. A traced gateway answers through the router (the fast
+# path has no span to hang its steps on), so its yardstick is the router row. Their CPU is the gateway's alone.
+traced_gateway() {
+    cat "$WORK/config.yaml" - >"$WORK/$1.yaml" <<EOF
+tracing:
+  otlp: { endpoint: $NGINX/v1/traces }
+  sampleRatio: $2
+EOF
+    start "tokengate-$1" "$WORK/$1.out" "${SERVER_PIN[@]}" "$TOKENGATE" serve --config "$WORK/$1.yaml" \
+        --port 0 --admin-port 0 --log-level "${LOG_LEVEL:-info}"
+}
+traced_gateway traced 1
+TRACED_PID=$PID TRACED="http://$HOST:$PORT"
+traced_gateway sampled 0.01
+SAMPLED_PID=$PID SAMPLED="http://$HOST:$PORT"
 
 # --- 4. Cached path against nginx, bare NIO and the bare route -----------------------------------------------
 # Warm: one request each (the jwt caller's first call verifies the session token; every later one is remembered).
 curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
 curl -sS --max-time 10 -o /dev/null -f -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
 curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$ROUTER$TOKEN_PATH?tripId=trip-1"
+curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$TRACED$TOKEN_PATH?tripId=trip-1"
+curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$SAMPLED$TOKEN_PATH?tripId=trip-1"
 # Every yardstick must answer the token path with 200 and a body of the gateway's size; the header bytes differ a
 # little (nginx names itself and says keep-alive), so the report gives each server's whole response.
 # response_bytes NAME URL [CURL ARGS...]: the response's header + body bytes; dies unless 200 with BODY_BYTES.
@@ -384,7 +409,7 @@ curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tri
 
 # Rounds interleave the paths, so a burst of other work on a shared machine hits all of them alike; the report
 # takes each figure's median over the rounds.
-log "cached path and denials: $ROUNDS rounds of nginx, bare NIO, bare route, api-key, api-key via the router, jwt, 401, 429, flood 429 ($DURATION each, $CONNECTIONS connections)"
+log "cached path and denials: $ROUNDS rounds of nginx, bare NIO, bare route, api-key, api-key via the router, traced, 1 in 100 traced, jwt, 401, 429, flood 429 ($DURATION each, $CONNECTIONS connections)"
 LOAD_AVG_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= ROUNDS; round++)); do
     run_wrk "nginx.$round" "$NGINX_PID" -d"$DURATION" "$NGINX$TOKEN_PATH?tripId=trip-1"
@@ -392,6 +417,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
     run_wrk "bare.$round" "$BARE_PID" -d"$DURATION" "$BARE$TOKEN_PATH?tripId=trip-1"
     run_wrk "apikey.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     run_wrk "router.$round" "$ROUTER_PID" -d"$DURATION" -H "$API_AUTH" "$ROUTER$TOKEN_PATH?tripId=trip-1"
+    run_wrk "traced.$round" "$TRACED_PID" -d"$DURATION" -H "$API_AUTH" "$TRACED$TOKEN_PATH?tripId=trip-1"
+    run_wrk "sampled.$round" "$SAMPLED_PID" -d"$DURATION" -H "$API_AUTH" "$SAMPLED$TOKEN_PATH?tripId=trip-1"
     run_wrk "jwt.$round" "$GATEWAY_PID" -d"$DURATION" -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     EXPECT_STATUS=401 run_wrk "denied401.$round" "$GATEWAY_PID" -d"$DURATION" -H "$BAD_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     EXPECT_STATUS=429 run_wrk "denied429.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
@@ -582,17 +609,20 @@ $(row nio "bare SwiftNIO server (one event loop)" "$NGINX_CPU" "$BARE_CPU" "$HIT
 $(row bare "bare Hummingbird route" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row apikey "gateway, api-key caller, cached" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row router "the same through the router (server.fastPath: false)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row traced "the same traced, every request exported (tracing:)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row sampled "the same traced, 1 in 100 exported (sampleRatio: 0.01)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row jwt "gateway, jwt caller, cached" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row denied401 "gateway, 401 (unknown api key, no failed-auth limit)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row denied429 "gateway, 429 (caller limit)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row flood429 "gateway, 429 (failed-auth limit: a flood of bad keys)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 
 Response bytes, headers and body: nginx $RESPONSE_NGINX, bare NIO $RESPONSE_NIO, bare route $RESPONSE_BARE, gateway $RESPONSE_GATEWAY (router $RESPONSE_ROUTER).
-Requests/s per round: nginx $(rounds nginx); NIO $(rounds nio); bare $(rounds bare); api-key $(rounds apikey); router $(rounds router); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
+Requests/s per round: nginx $(rounds nginx); NIO $(rounds nio); bare $(rounds bare); api-key $(rounds apikey); router $(rounds router); traced $(rounds traced); 1 in 100 traced $(rounds sampled); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
 Log lines the gateway wrote during the whole run: $(wc -l <"$WORK/tokengate.out.err") (denials are logged in aggregate).
 Stretch, cached hit against nginx (target at least 0.80): $(calc "$NGINX_CPU / $HIT_CPU" .2f), $(verdict "$NGINX_CPU / $HIT_CPU" ">= 0.8").
 Cached hit against the bare route, CPU (target at least 0.90): api-key $(calc "$BARE_CPU / $HIT_CPU" .2f), $(verdict "$BARE_CPU / $HIT_CPU" ">= 0.9") (through the router $(calc "$BARE_CPU / $(median router cpu)" .2f)); jwt $(calc "$BARE_CPU / $(median jwt cpu)" .2f), $(verdict "$BARE_CPU / $(median jwt cpu)" ">= 0.9").
 The same round by round (the bare route and the api-key caller run back to back in each round; the verdict above is on the medians): $(paired bare apikey).
+Tracing against the untraced router, CPU round by round (1.00: free): every request exported $(paired router traced); 1 in 100 $(paired router sampled).
 
 $(full_cache_report)
 

@@ -24,13 +24,15 @@ public enum GatewayApplication {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let router = Router(context: TokenGateRequestContext.self)
-        // First, so it wraps every route and the router's not-found answer.
+        // With tracing, a server span around everything, so it sees every answer's final status.
+        if let tracer = service.tracer { router.add(middleware: RequestTracingMiddleware(tracer: tracer)) }
+        // First (after the span), so it wraps every route and the router's not-found answer.
         let addressing = ClientAddressing(trustedProxies: server.trustedProxies)
         router.add(middleware: GatewayMiddleware(routes: TokenRoutes.table, metrics: service.generation.metrics, addressing: addressing))
         let routes = TokenRoutes(service: service, limits: limits, clock: clock)
         routes.register(on: router)
         let serverName = "TokenGate"
-        let cachedTokens = server.fastPath ? CachedTokenResponder(routes: routes, serverName: serverName) : nil
+        let cachedTokens = server.fastPath && service.tracer == nil ? CachedTokenResponder(routes: routes, serverName: serverName) : nil
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         // Past these the decoder refuses the request before a handler runs: 431.
         decoderLimits.maxHeaderFieldSize = 16 * 1024

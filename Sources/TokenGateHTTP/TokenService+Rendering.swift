@@ -1,11 +1,12 @@
 public import Logging
 public import TokenGateCore
+public import Tracing
 
 extension TokenService {
     /// A service whose token responses are TokenGate's JSON body (``TokenBodyFormat``).
     public convenience init(
         generation: GatewayGeneration, audit: AuditLog? = nil, sharedState: SharedState? = nil, clock: TokenGateClock = .system,
-        unknownKeyWait: Duration = TokenService.defaultUnknownKeyWait, logger: Logger
+        unknownKeyWait: Duration = TokenService.defaultUnknownKeyWait, tracer: (any Tracer)? = nil, logger: Logger
     ) {
         self.init(
             generation: generation,
@@ -14,6 +15,7 @@ extension TokenService {
             sharedState: sharedState,
             clock: clock,
             unknownKeyWait: unknownKeyWait,
+            tracer: tracer,
             logger: logger
         )
     }

@@ -96,3 +96,61 @@ import TokenGateTesting
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
+
+/// `tracing:`: off unless the section is there, read in full, and every mistake located.
+@Suite struct TracingSettingsTests {
+    static let provider = ServerAndCORSSettingsTests.provider
+
+    private func parse(_ text: String) throws -> GatewayConfiguration {
+        let file = ConfigFile(path: "/etc/tokengate/config.yaml", environment: ["OTLP_TOKEN": "s3cret"])
+        return try ConfigurationParser().parse(ConfigNode.parse(Array((text + Self.provider).utf8), file: file))
+    }
+
+    private func error(_ text: String) -> String {
+        do {
+            _ = try parse(text)
+            return "no error"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func tracingIsOffWithoutTheSection() throws {
+        #expect(try parse("").tracing == nil)
+    }
+
+    @Test func theSectionIsReadWithItsDefaults() throws {
+        let minimal = try #require(try parse("tracing: { otlp: { endpoint: http://127.0.0.1:4318/v1/traces } }\n").tracing)
+        #expect(minimal == TracingSettings(endpoint: "http://127.0.0.1:4318/v1/traces"))
+        #expect(minimal.serviceName == "tokengate" && minimal.sampleRatio == 1 && minimal.timeout == .seconds(10))
+        let full = try #require(
+            try parse(
+                """
+                tracing:
+                  otlp:
+                    endpoint: https://collector.internal/v1/traces
+                    headers: { Authorization: "Bearer ${OTLP_TOKEN}" }
+                    timeout: 3s
+                  serviceName: tokengate-eu
+                  sampleRatio: 0.25
+
+                """
+            ).tracing)
+        #expect(
+            full
+                == TracingSettings(
+                    endpoint: "https://collector.internal/v1/traces", headers: ["authorization": "Bearer s3cret"], timeout: .seconds(3),
+                    serviceName: "tokengate-eu", sampleRatio: 0.25))
+    }
+
+    @Test func mistakesAreLocated() {
+        let file = "/etc/tokengate/config.yaml"
+        #expect(error("tracing: { serviceName: x }\n") == "\(file):1:10: tracing.otlp: missing required key")
+        #expect(error("tracing: { otlp: { endpoint: ftp://collector/v1/traces } }\n").hasPrefix("\(file):1:30: tracing.otlp.endpoint: must be an http or https URL"))
+        #expect(error("tracing: { otlp: { endpoint: http://user:pw@collector/v1/traces } }\n").contains("tracing.otlp.endpoint: must be an http or https URL"))
+        #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces, timeout: 2m } }\n").contains("tracing.otlp.timeout: must be between 1s and 1m"))
+        #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces, headers: { \"bad name\": x } } }\n").contains("'bad name' is not an HTTP header name"))
+        #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces }, sampleRatio: 1.5 }\n").contains("tracing.sampleRatio: must be a number from 0 to 1"))
+        #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces }, exporter: grpc }\n").contains("exporter"))
+    }
+}

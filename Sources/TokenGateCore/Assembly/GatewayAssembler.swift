@@ -62,11 +62,22 @@ public struct GatewayAssembler: Sendable {
     /// The `server:` settings of the file at `path`, or nil when the file does not parse (building it will say
     /// why): what `serve` needs before anything else, to set up its logging.
     public static func serverSettings(path: String, environment: [String: String]) -> ServerSettings? {
-        guard let data = FileManager.default.contents(atPath: path),
-            let root = try? ConfigNode.parse([UInt8](data), file: ConfigFile(path: path, environment: environment)),
-            let server = try? root.mapping(allowedKeys: ConfigurationParser.topLevelKeys).optional("server")
-        else { return ServerSettings() }
+        guard let server = topLevelSection("server", path: path, environment: environment) else { return ServerSettings() }
         return try? ServerSettings.parse(server)
+    }
+
+    /// The `tracing:` section of the file at `path`, read before anything else is built (spans must be set up
+    /// before the HTTP clients that propagate them); nil when there is none, or when it is broken (the
+    /// assembly reports why).
+    public static func tracingSettings(path: String, environment: [String: String]) -> TracingSettings? {
+        topLevelSection("tracing", path: path, environment: environment).flatMap { try? TracingSettings.parse($0) }
+    }
+
+    private static func topLevelSection(_ key: String, path: String, environment: [String: String]) -> ConfigNode? {
+        guard let data = FileManager.default.contents(atPath: path),
+            let root = try? ConfigNode.parse([UInt8](data), file: ConfigFile(path: path, environment: environment))
+        else { return nil }
+        return try? root.mapping(allowedKeys: ConfigurationParser.topLevelKeys).optional(key)
     }
 
     /// What `check-config` reports: every error it could find (not just the first), every warning, and the

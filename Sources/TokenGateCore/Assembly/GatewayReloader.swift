@@ -117,6 +117,9 @@ public final class GatewayReloader: Service {
         if listenerSettings != previous.configuration.server || tlsSwitched {
             logger.warning("server settings other than the TLS certificate and key take effect on restart only")
         }
+        if next.configuration.tracing != previous.configuration.tracing {
+            logger.warning("tracing settings take effect on restart only")
+        }
         let kept = next.providers.values.filter { $0.cache === previous.providers[$0.id]?.cache }.map(\.id.rawValue).sorted()
         logger.notice(
             "configuration reloaded",

@@ -47,7 +47,7 @@ public struct ConfigurationParser: Sendable {
     }
 
     /// The sections `config.yaml` may have at its top level.
-    static let topLevelKeys: Set<String> = ["server", "defaults", "audit", "adminKeys", "endedContexts", "sharedState", "providers"]
+    static let topLevelKeys: Set<String> = ["server", "defaults", "audit", "adminKeys", "endedContexts", "sharedState", "tracing", "providers"]
 
     private func parse(_ root: ConfigNode, only: ProviderID?, errors: inout ErrorCollector) throws -> GatewayConfiguration {
         let document = try root.mapping(allowedKeys: Self.topLevelKeys)
@@ -63,6 +63,8 @@ public struct ConfigurationParser: Sendable {
         }
         var sharedState: SharedStateSettings?
         if let node = document.optional("sharedState") { sharedState = try errors.attempt { try SharedStateSettings.parse(node) } }
+        var tracing: TracingSettings?
+        if let node = document.optional("tracing") { tracing = try errors.attempt { try TracingSettings.parse(node) } }
         var defaults = Defaults()
         if let node = document.optional("defaults") {
             // A broken defaults section is reported; the providers are still checked, over the built-in defaults.
@@ -93,7 +95,7 @@ public struct ConfigurationParser: Sendable {
         warnIfPeersShareAProxysAddress(server, providers: providers, serverNode: document.optional("server"), root: root)
         return GatewayConfiguration(
             server: server, providers: providers, audit: audit, adminKeys: adminKeys, endedContexts: endedContexts,
-            sharedState: sharedState)
+            sharedState: sharedState, tracing: tracing)
     }
 
     /// A listener reachable from other hosts is usually behind a load balancer; without `trustedProxies` every

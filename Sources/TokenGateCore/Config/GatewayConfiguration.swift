@@ -14,13 +14,17 @@ public struct GatewayConfiguration: Sendable {
     public var endedContexts: EndedContextSettings
     /// The store replicas share, or nil for a gateway on its own.
     public var sharedState: SharedStateSettings?
+    /// Where spans are exported, or nil for no tracing (the default).
+    public var tracing: TracingSettings?
 
     /// Creates a configuration.
     public init(
         server: ServerSettings, providers: [ProviderID: ProviderSettings], audit: AuditSettings? = nil, adminKeys: [AdminKey] = [],
-        endedContexts: EndedContextSettings = EndedContextSettings(), sharedState: SharedStateSettings? = nil
+        endedContexts: EndedContextSettings = EndedContextSettings(), sharedState: SharedStateSettings? = nil,
+        tracing: TracingSettings? = nil
     ) {
         self.sharedState = sharedState
+        self.tracing = tracing
         self.server = server
         self.providers = providers
         self.audit = audit

@@ -1,7 +1,7 @@
 import Logging
 
 /// What every provider's pipeline shares with the others and keeps across generations: time, the log, the audit
-/// log, the ended contexts and the store replicas share.
+/// log, the ended contexts, the store replicas share and the tracer.
 struct GatewayServices: Sendable {
     let clock: TokenGateClock
     let logger: Logger
@@ -10,4 +10,6 @@ struct GatewayServices: Sendable {
     let sharedState: SharedState?
     /// How long a mint whose token names an unknown `kid` waits for the early JWKS refetch it asks for.
     let unknownKeyWait: Duration
+    /// The spans requests make, or none.
+    let spans: RequestSpans
 }

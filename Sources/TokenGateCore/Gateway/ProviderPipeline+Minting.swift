@@ -5,17 +5,29 @@ extension ProviderPipeline {
     /// One backend call and the OpenSSL verification every token passes before it may be cached or handed out; a
     /// token that passes is recorded in the audit log, naming the caller whose request started the fetch.
     func fetchVerified(for admission: TokenAdmission) async throws -> DeliveredToken {
-        let (settings, context, clock) = (runtime.settings, admission.context, services.clock)
+        let (settings, context, spans) = (runtime.settings, admission.context, services.spans)
         let started = ContinuousClock.now
         let issued: IssuedToken
         do {
-            issued = try await runtime.backend.issue(TokenRequest(provider: settings.id, context: context))
+            issued = try await spans.run(.backend, provider: settings.id, tokenType: context.tokenType) { span in
+                span.note(backend: settings.backendType)
+                return try await runtime.backend.issue(TokenRequest(provider: settings.id, context: context))
+            }
             runtime.metrics.recordBackendCall(context.tokenType, duration: ContinuousClock.now - started)
         } catch {
             runtime.metrics.recordBackendCall(context.tokenType, duration: ContinuousClock.now - started)
             runtime.metrics.recordBackendFailure(context.tokenType, (error as? TokenGateError)?.code ?? .backendError)
             throw error
         }
+        return try await spans.run(.verify, provider: settings.id, tokenType: context.tokenType) { _ in
+            try await verified(issued, for: admission)
+        }
+    }
+
+    /// `issued` checked with OpenSSL against the keys bound to the provider (refetched once for an unknown `kid`),
+    /// and recorded in the audit log.
+    private func verified(_ issued: IssuedToken, for admission: TokenAdmission) async throws -> DeliveredToken {
+        let (context, clock) = (admission.context, services.clock)
         let now = clock.wallSeconds()
         var verifier: FleetEngineVerifier
         do {

@@ -62,9 +62,13 @@ final class ProviderPipeline: Sendable {
     /// The token for `admission`: the tenant's authorizer, the limits (shared across replicas when configured), then
     /// the cache, which fetches and verifies on a miss.
     func grant(_ admission: TokenAdmission) async throws(TokenGateError) -> TokenGrant {
-        let (context, caller) = (admission.context, admission.caller)
+        let (context, caller, spans) = (admission.context, admission.caller, services.spans)
         // The tenant's own check, only for a request every cheaper check let through; it fails closed.
-        try await runtime.authorizer.check(caller, for: context)
+        if runtime.authorizer.asks(caller) {
+            try await spans.run(.authorize, provider: runtime.id, tokenType: admission.type) { _ throws(TokenGateError) in
+                try await runtime.authorizer.check(caller, for: context)
+            }
+        }
         let limits =
             if let sharedState = services.sharedState, let fallback = runtime.fallbackLimiters {
                 try await runtime.limiters.check(caller: caller, context: context, shared: sharedState, fallback: fallback)
@@ -72,12 +76,16 @@ final class ProviderPipeline: Sendable {
                 try runtime.limiters.check(caller: caller, context: context)
             }
         do {
-            let (token, outcome) = try await runtime.cache.value(for: context) { [self] in
-                // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
-                guard let sharedState = services.sharedState else { return try await fetchVerified(for: admission) }
-                return try await sharedState.token(
-                    for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
-                    adopt: { self.adopt($0, for: context) }, mint: { try await self.fetchVerified(for: admission) })
+            let (token, outcome) = try await spans.run(.cache, provider: runtime.id, tokenType: admission.type) { span in
+                let found = try await runtime.cache.value(for: context) { [self] in
+                    // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
+                    guard let sharedState = services.sharedState else { return try await fetchVerified(for: admission) }
+                    return try await sharedState.token(
+                        for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
+                        adopt: { self.adopt($0, for: context) }, mint: { try await self.fetchVerified(for: admission) })
+                }
+                span.note(found.1)
+                return found
             }
             return served(token, outcome, to: admission, limits: limits)
         } catch let error as TokenGateError {

@@ -1,6 +1,7 @@
 import JOSE
 public import Logging
 import Synchronization
+public import Tracing
 
 /// The gateway without HTTP: turns a raw token request into a verified token or a coded error.
 ///
@@ -54,16 +55,17 @@ public final class TokenService: Sendable {
     /// How long a mint whose token names an unknown `kid` waits for the early JWKS refetch it asks for.
     public static let defaultUnknownKeyWait = Duration.seconds(3)
 
-    /// Serves `generation`; `formatter` makes each provider's response format once per generation.
+    /// Serves `generation`; `formatter` makes each provider's response format once per generation. With a
+    /// `tracer`, the full path records its steps as spans (children of the current span: the HTTP request's).
     public init(
         generation: GatewayGeneration, formatter: @escaping TokenResponseFormatter, audit: AuditLog? = nil,
         sharedState: SharedState? = nil, clock: TokenGateClock = .system, unknownKeyWait: Duration = defaultUnknownKeyWait,
-        logger: Logger
+        tracer: (any Tracer)? = nil, logger: Logger
     ) {
         let services = GatewayServices(
             clock: clock, logger: logger, audit: audit ?? .disabled(logger: logger),
             endedContexts: EndedContexts(capacity: generation.configuration.endedContexts.maxEntries), sharedState: sharedState,
-            unknownKeyWait: unknownKeyWait)
+            unknownKeyWait: unknownKeyWait, spans: RequestSpans(tracer: tracer))
         let current = Slot(Serving(generation, formatter: formatter, services: services))
         self.current = current
         self.services = services
@@ -74,6 +76,10 @@ public final class TokenService: Sendable {
             generation: { current.serving.generation })
         generation.metrics.recordGeneration(generation.number)
     }
+
+    /// The tracer requests are traced with, or nil: with one, the HTTP face starts a server span for each
+    /// request, and answers none from the event loop's fast path (which has no span to hang the steps on).
+    public var tracer: (any Tracer)? { services.spans.tracer }
 
     /// The generation requests are served from now.
     public var generation: GatewayGeneration { current.serving.generation }
@@ -97,7 +103,9 @@ public final class TokenService: Sendable {
         let serving = current.serving
         let admission: TokenAdmission
         do {
-            admission = try serving.admit(query)
+            admission = try services.spans.run(.authenticate, { () throws(TokenGateError) in try serving.admit(query) }) {
+                ($0.pipeline.runtime.id, $0.type)
+            }
         } catch {
             recordDenial(error, query, in: serving)
             throw error

@@ -61,6 +61,19 @@ struct ServeCommand: AsyncParsableCommand {
             watchInterval = interval
         }
         let logger = Logger(label: "tokengate")
+        // Before the HTTP clients are made: each keeps the tracer it saw when it was created.
+        let environment = ProcessInfo.processInfo.environment
+        let tracing = try GatewayAssembler.tracingSettings(path: configuration.config, environment: environment).map { settings in
+            do {
+                let tracing = try OpenTelemetryTracing.bootstrap(settings, logger: logger)
+                logger.notice(
+                    "tracing: spans exported over OTLP/HTTP; every token request takes the router (no event-loop fast path)",
+                    metadata: ["endpoint": "\(settings.endpoint)", "sample_ratio": "\(settings.sampleRatio)"])
+                return tracing
+            } catch {
+                throw CLIFailure(.usage, "\(configuration.config): tracing: \(error)")
+            }
+        }
         try await configuration.withAssembler(logger: logger, metrics: GatewayMetrics(factory: exporter.factory)) { assembler in
             let generation = try await configuration.assemble(assembler)
             var server = generation.configuration.server
@@ -95,7 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
                     "sharing tokens, mint locks, rate limits and ended contexts on Redis",
                     metadata: ["redis": "\(settings.redis.redactedURL)", "replicas": "\(settings.replicas)"])
             }
-            let service = TokenService(generation: generation, audit: audit, sharedState: sharedState, logger: logger)
+            let service = TokenService(
+                generation: generation, audit: audit, sharedState: sharedState, tracer: tracing?.tracer, logger: logger)
             let host = server.host
             let scheme = server.tls == nil ? "http" : "https"
             let loopCount = ServerEventLoops.count(for: server)
@@ -125,7 +139,8 @@ struct ServeCommand: AsyncParsableCommand {
             if let sharedState { services.append(EndedContextsReplication(service: service, sharedState: sharedState)) }
             let group = ServiceGroup(
                 configuration: .init(
-                    services: services + [reloader],
+                    // The span exporter first: the group stops services in reverse order, so it flushes last.
+                    services: (tracing.map { [$0.exporter] } ?? []) + services + [reloader],
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger
                 )

@@ -1,0 +1,98 @@
+public import Tracing
+
+/// A tracer that passes everything to `base` except what the gateway never exports, whoever records it
+/// (Hummingbird's server spans, AsyncHTTPClient's client spans, the gateway's own):
+/// - URL queries: `url.query` is dropped and `url.full` loses its `?…` part. OpenTelemetry's HTTP conventions
+///   record the URL a client called, and a tenant's upstream or authorizer URL may carry a key in its query
+///   (`?key=${TOKEN_SERVER_KEY}`); a key cannot be told from a trip ID there, so no query is exported. The path
+///   stays: routes and upstream paths are what an operator reads a trace by.
+/// - Errors' text: a recorded error becomes its code and the fixed sentence callers get (``TokenGateError``), or
+///   its type's name (any other). A reason may quote a backend's answer or name another tenant's client; it
+///   stays in the log.
+public struct RedactingTracer: Tracer {
+    public typealias Span = RedactedSpan
+    let base: any Tracer
+
+    /// Wraps `base`.
+    public init(_ base: any Tracer) { self.base = base }
+
+    public func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> InstrumentationContext, ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> RedactedSpan {
+        RedactedSpan(
+            Self.start(base, operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line))
+    }
+
+    private static func start<Base: Tracer, Instant: TracerInstant>(
+        _ base: Base, _ operationName: String, context: InstrumentationContext, ofKind kind: SpanKind, at instant: Instant,
+        function: String, file fileID: String, line: UInt
+    ) -> any Tracing.Span {
+        base.startSpan(operationName, context: context, ofKind: kind, at: instant, function: function, file: fileID, line: line)
+    }
+
+    @available(*, deprecated)
+    public func forceFlush() { base.forceFlush() }
+
+    public func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout InstrumentationContext, using extractor: Extract)
+    where Extract.Carrier == Carrier {
+        base.extract(carrier, into: &context, using: extractor)
+    }
+
+    public func inject<Carrier, Inject: Injector>(_ context: InstrumentationContext, into carrier: inout Carrier, using injector: Inject)
+    where Inject.Carrier == Carrier {
+        base.inject(context, into: &carrier, using: injector)
+    }
+
+    /// An error as it may be exported.
+    static func redacted(_ error: any Error) -> any Error {
+        if let error = error as? TokenGateError { return TokenGateError(error.code, error.code.publicMessage) }
+        return RedactedError(description: String(describing: type(of: error)))
+    }
+
+    /// Attributes as they may be exported: without a URL's query.
+    static func redacted(_ attributes: SpanAttributes) -> SpanAttributes {
+        // Most sets hold neither key: they pass without a copy.
+        var attributes = attributes
+        if attributes.get("url.query") != nil { attributes["url.query"] = nil }
+        if case .string(let full)? = attributes.get("url.full"), let mark = full.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            attributes["url.full"] = String(full[..<mark])
+        }
+        return attributes
+    }
+}
+
+/// A span of ``RedactingTracer``: its attributes and errors are redacted as they are recorded.
+public struct RedactedSpan: Tracing.Span {
+    let base: any Tracing.Span
+
+    init(_ base: any Tracing.Span) { self.base = base }
+
+    public var context: InstrumentationContext { base.context }
+    public var operationName: String {
+        get { base.operationName }
+        nonmutating set { base.operationName = newValue }
+    }
+    public var attributes: SpanAttributes {
+        get { base.attributes }
+        // A span not sampled keeps nothing: nothing to redact.
+        nonmutating set { if base.isRecording { base.attributes = RedactingTracer.redacted(newValue) } }
+    }
+    public var isRecording: Bool { base.isRecording }
+    public func setStatus(_ status: SpanStatus) { base.setStatus(status) }
+    public func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
+        base.recordError(RedactingTracer.redacted(error), attributes: RedactingTracer.redacted(attributes), at: instant())
+    }
+    public func addEvent(_ event: SpanEvent) {
+        var event = event
+        event.attributes = RedactingTracer.redacted(event.attributes)
+        base.addEvent(event)
+    }
+    public func addLink(_ link: SpanLink) { base.addLink(link) }
+    public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { base.end(at: instant()) }
+}
+
+/// An error other than the gateway's own, as exported: its type's name alone.
+struct RedactedError: Error, CustomStringConvertible {
+    let description: String
+}

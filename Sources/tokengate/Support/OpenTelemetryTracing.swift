@@ -1,8 +1,10 @@
 import Logging
-import OTel
 import ServiceLifecycle
 import TokenGateCore
 import Tracing
+
+#if OpenTelemetry
+import OTel
 
 /// The `tracing:` section made real: swift-otel's tracer, exporting over OTLP/HTTP (protobuf), bootstrapped as the
 /// process's tracer so that Hummingbird's server spans, the gateway's own and AsyncHTTPClient's client spans (with
@@ -35,3 +37,11 @@ enum OpenTelemetryTracing {
         return (tracer, backend.service)
     }
 }
+#else
+/// A build without the `OpenTelemetry` trait (the sanitizer builds) has no exporter: `tracing:` is refused at start.
+enum OpenTelemetryTracing {
+    static func bootstrap(_ settings: TracingSettings, logger: Logger) throws -> (tracer: any Tracer, exporter: any Service) {
+        throw CLIFailure(.usage, "this build of tokengate has no OpenTelemetry exporter (built without the OpenTelemetry trait)")
+    }
+}
+#endif

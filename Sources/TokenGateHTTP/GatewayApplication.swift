@@ -33,11 +33,6 @@ public enum GatewayApplication {
         routes.register(on: router)
         let serverName = "TokenGate"
         let cachedTokens = server.fastPath && service.tracer == nil ? CachedTokenResponder(routes: routes, serverName: serverName) : nil
-        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
-        // Past these the decoder refuses the request before a handler runs: 431.
-        decoderLimits.maxHeaderFieldSize = 16 * 1024
-        decoderLimits.maxHeaderListSize = 32 * 1024
-        decoderLimits.maxHeaderFieldCount = 64
         var connection = GatewayChannel.Configuration(
             idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil,
             addressing: addressing)
@@ -57,7 +52,7 @@ public enum GatewayApplication {
                 address: .hostname(server.host, port: server.port), serverName: serverName, backlog: server.listenBacklog),
             onServerRunning: { channel in
                 do {
-                    try await ListenerGuard.install(on: channel, maxConnections: maxConnections, logger: logger)
+                    try await ListenerGuard.install(on: channel, maxConnections: maxConnections, listener: .public, logger: logger)
                 } catch {
                     // Only if the listener closed while starting; the service group is ending anyway.
                     logger.error("cannot install the connection limit on the listener", metadata: ["error": "\(error)"])
@@ -69,12 +64,26 @@ public enum GatewayApplication {
         )
     }
 
+    /// Past these the decoder refuses a request before a handler runs: 431.
+    static var decoderLimits: NIOHTTPDecoderLimitConfiguration {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 16 * 1024
+        limits.maxHeaderListSize = 32 * 1024
+        limits.maxHeaderFieldCount = 64
+        return limits
+    }
+
     /// The admin application: `/metrics`, `/healthz` and `/readyz` on `admin`'s address, plain HTTP (loopback by
-    /// default; put it behind the network's own controls if it must leave the host).
+    /// default; put it behind the network's own controls if it must leave the host). It has the public listener's
+    /// guards (`idleTimeout`, `readTimeout`, the decoder's limits) and a connection cap of its own
+    /// (`admin.maxConnections`): idle or trickling connections to it cannot take the descriptors the public
+    /// listener serves with.
     public static func makeAdmin(
         service: TokenService,
         exporter: MetricsExporter,
         admin: AdminListener,
+        idleTimeout: Duration = ServerSettings().idleTimeout,
+        readTimeout: Duration = ServerSettings().readTimeout,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
@@ -82,10 +91,19 @@ public enum GatewayApplication {
         let router = Router(context: TokenGateRequestContext.self)
         router.add(middleware: GatewayMiddleware(routes: AdminRoutes.table, metrics: nil))
         AdminRoutes(service: service, exporter: exporter).register(on: router)
+        let connection = GatewayChannel.Configuration(idleTimeout: idleTimeout, readTimeout: readTimeout, decoderLimits: decoderLimits)
         return Application(
             router: router,
+            server: HTTPServerBuilder { responder in GatewayChannel(responder: responder, configuration: connection, cachedTokens: nil) },
             configuration: .init(address: .hostname(admin.host, port: admin.port), serverName: "TokenGate"),
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? admin.port) },
+            onServerRunning: { channel in
+                do {
+                    try await ListenerGuard.install(on: channel, maxConnections: admin.maxConnections, listener: .admin, logger: logger)
+                } catch {
+                    logger.error("cannot install the connection limit on the admin listener", metadata: ["error": "\(error)"])
+                }
+                await onServerRunning(channel.localAddress?.port ?? admin.port)
+            },
             eventLoopGroupProvider: .shared(eventLoopGroup),
             logger: logger
         )

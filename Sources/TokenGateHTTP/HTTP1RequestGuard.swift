@@ -42,13 +42,21 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .open = state else { return }
         switch unwrapInboundIn(data) {
-        case .head(let head):
+        case .head(var head):
             deadline.begin(context)
             guard Self.hasValidHost(head) else {
                 refuse(.badRequest, context: context, because: "missing, repeated or invalid Host")
                 // Hummingbird answers HTTP parser errors only (any case will do: the refusal's code is recorded
                 // above, and the answer is rewritten in `write` below).
                 context.fireErrorCaught(HTTPParserError.invalidHeaderToken)
+                return
+            }
+            // Hummingbird's request loop (and the fast path) end the connection after a request whose Connection
+            // field is exactly `close`; RFC 9112 §9.3 and RFC 9110 §7.6.1 also mean `Close`, `keep-alive, close`
+            // and an HTTP/1.0 request without keep-alive. Such a request goes on saying it in the one spelling.
+            if !head.isKeepAlive, head.headers[canonicalForm: "connection"] != ["close"] {
+                head.headers.replaceOrAdd(name: "Connection", value: "close")
+                context.fireChannelRead(wrapInboundOut(.head(head)))
                 return
             }
         case .body:

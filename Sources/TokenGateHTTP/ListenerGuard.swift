@@ -31,24 +31,34 @@ final class ListenerGuard: ChannelInboundHandler {
     /// One log line per kind at most this often.
     static let logInterval = TimeAmount.seconds(10)
 
+    /// Which listener a guard stands at: the metrics' `listener` label and the logs' field.
+    enum Listener: String {
+        case `public`, admin
+    }
+
     private let maxConnections: Int
+    private let listener: Listener
     private let logger: Logger
-    private let refusals = Counter(label: "tokengate_connections_refused_total", dimensions: [("reason", "limit")])
-    private let acceptFailures = Counter(label: "tokengate_accept_failures_total", dimensions: [("reason", "file_descriptors")])
+    private let refusals: Counter
+    private let acceptFailures: Counter
     private var open = 0
     private var limitLog = RateLimitedLog()
     private var descriptorLog = RateLimitedLog()
 
-    init(maxConnections: Int, logger: Logger) {
+    init(maxConnections: Int, listener: Listener, logger: Logger) {
         self.maxConnections = maxConnections
+        self.listener = listener
         self.logger = logger
+        refusals = Counter(label: "tokengate_connections_refused_total", dimensions: [("reason", "limit"), ("listener", listener.rawValue)])
+        acceptFailures = Counter(
+            label: "tokengate_accept_failures_total", dimensions: [("reason", "file_descriptors"), ("listener", listener.rawValue)])
     }
 
     /// Adds a guard at the front of `serverChannel`'s pipeline.
-    static func install(on serverChannel: any Channel, maxConnections: Int, logger: Logger) async throws {
+    static func install(on serverChannel: any Channel, maxConnections: Int, listener: Listener, logger: Logger) async throws {
         try await serverChannel.eventLoop.submit {
             try serverChannel.pipeline.syncOperations.addHandler(
-                ListenerGuard(maxConnections: maxConnections, logger: logger), position: .first)
+                ListenerGuard(maxConnections: maxConnections, listener: listener, logger: logger), position: .first)
             // NIO accepts 4 connections per readiness event by default; a burst of thousands of clients (a fleet of
             // apps reconnecting) then waits in the kernel's listen queue and overflows it. Drain it in larger bites.
             try serverChannel.syncOptions?.setOption(.maxMessagesPerRead, value: Self.acceptsPerRead)
@@ -66,7 +76,7 @@ final class ListenerGuard: ChannelInboundHandler {
             if let count = limitLog.shouldLog(now: .now(), interval: Self.logInterval) {
                 logger.warning(
                     "connection limit reached: closing new connections as they are accepted",
-                    metadata: ["max_connections": "\(maxConnections)", "refused": "\(count)"])
+                    metadata: ["listener": "\(listener.rawValue)", "max_connections": "\(maxConnections)", "refused": "\(count)"])
             }
             return
         }
@@ -82,7 +92,7 @@ final class ListenerGuard: ChannelInboundHandler {
                 logger.error(
                     "cannot accept connections: out of file descriptors; raise the limit (ulimit -n) or lower server.maxConnections",
                     metadata: [
-                        "errno": "\(error.errnoCode == EMFILE ? "EMFILE" : "ENFILE")", "failures": "\(count)",
+                        "listener": "\(listener.rawValue)", "errno": "\(error.errnoCode == EMFILE ? "EMFILE" : "ENFILE")", "failures": "\(count)",
                         "open_connections": "\(open)",
                     ])
             }

@@ -54,34 +54,33 @@ public struct TokenRoutes: Sendable {
             Self.json(Self.healthBody, status: .ok, cacheControl: "no-store")
         }
         router.get("/readyz") { _, _ in
-            Self.readiness(of: self.service)
+            Self.readiness(of: self.service, detailed: false)
         }
     }
 
     /// `/readyz`: 503 until every provider can serve (its JWKS URLs fetched once); a provider on its last good
-    /// keys is ready but says so. Liveness is `/healthz`. Served on the public and the admin listener.
-    static func readiness(of service: TokenService) -> Response {
+    /// keys is ready but says so. Liveness is `/healthz`. On the public listener the answer is the status alone:
+    /// the details name every tenant, its state and its reasons (URLs, errors), and a caller never reads
+    /// anything about another tenant; the admin listener gives them (`detailed`).
+    static func readiness(of service: TokenService, detailed: Bool) -> Response {
         let generation = service.generation
         var providers = JSONObject()
         var allReady = true
         for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
             let readiness = runtime.readiness
             allReady = allReady && readiness.isReady
+            guard detailed else { continue }
             var entry: JSONObject = ["state": .string(readiness.state.rawValue)]
             if !readiness.reasons.isEmpty { entry["reasons"] = .array(readiness.reasons.map(JSONValue.string)) }
             providers[id.rawValue] = .object(entry)
         }
-        let body = JSON.serialize(
-            .object(
-                JSONObject([
-                    "status": .string(allReady ? "ready" : "not_ready"),
-                    "generation": .integer(Int64(generation.number)),
-                    "configSha256": .string(generation.configurationDigest),
-                    "providers": .object(providers),
-                ])
-            )
-        )
-        return json(body, status: allReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
+        var body: JSONObject = ["status": .string(allReady ? "ready" : "not_ready")]
+        if detailed {
+            body["generation"] = .integer(Int64(generation.number))
+            body["configSha256"] = .string(generation.configurationDigest)
+            body["providers"] = .object(providers)
+        }
+        return json(JSON.serialize(.object(body)), status: allReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
     }
 
     static let healthBody = Array(#"{"status":"ok"}"#.utf8)

@@ -12,6 +12,21 @@ enum RedisScripts {
         return 0
         """)
 
+    /// Takes the mint lock KEYS[1] for ARGV[1] for ARGV[2] milliseconds when nobody holds it, or when it has no
+    /// expiry: every lock the gateway takes lapses, so one without (written by hand, or a `PERSIST`) would never
+    /// be released and would stall every replica's mint of that context. Returns 1 when taken, else 0.
+    static let lock = try! RESPScript(
+        """
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+          return 1
+        end
+        if redis.call('PTTL', KEYS[1]) == -1 then
+          redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+          return 1
+        end
+        return 0
+        """)
+
     /// GCRA over several buckets in order, on Redis's own clock (so replicas' clocks do not matter). ARGV holds
     /// each bucket's emission interval and tolerance in microseconds. Returns `{0, 0}` when every bucket took the
     /// request, or `{i, wait}`: bucket i (1-based) refused, one request passes after `wait` microseconds. Buckets

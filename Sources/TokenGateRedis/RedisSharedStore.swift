@@ -24,24 +24,31 @@ public final class RedisSharedStore: SharedStore {
     private var endedChannel: String { "\(prefix)ended" }
 
     public func value(at key: String) async throws -> [UInt8]? {
-        try await client.get(key, deadline: deadline).map { Array($0.readableBytesView) }
+        try await refusals { try await client.get(key, deadline: deadline).map { Array($0.readableBytesView) } }
     }
 
     public func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws {
-        try await client.set(key, to: ByteBuffer(bytes: value), expiresIn: lifetime, deadline: deadline)
+        try await refusals { try await client.set(key, to: ByteBuffer(bytes: value), expiresIn: lifetime, deadline: deadline) }
     }
 
     public func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool {
-        try await client.set(key, to: ByteBuffer(string: owner), onlyIfAbsent: true, expiresIn: lifetime, deadline: deadline)
+        let milliseconds = String(max(1, lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000))
+        let reply = try await refusals {
+            try await client.evalSHA(script: RedisScripts.lock, keys: [key], args: [owner, milliseconds], deadline: deadline)
+        }
+        guard let taken = reply.integer else { throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)") }
+        return taken == 1
     }
 
     public func unlock(_ key: String, owner: String) async throws {
-        _ = try await client.evalSHA(script: RedisScripts.unlock, keys: [key], args: [owner], deadline: deadline)
+        _ = try await refusals { try await client.evalSHA(script: RedisScripts.unlock, keys: [key], args: [owner], deadline: deadline) }
     }
 
     public func acquire(_ buckets: [SharedRateBucket]) async throws -> SharedRateOutcome {
         let args = buckets.flatMap { [String($0.emissionIntervalMicroseconds), String($0.toleranceMicroseconds)] }
-        let reply = try await client.evalSHA(script: RedisScripts.acquire, keys: buckets.map(\.key), args: args, deadline: deadline)
+        let reply = try await refusals {
+            try await client.evalSHA(script: RedisScripts.acquire, keys: buckets.map(\.key), args: args, deadline: deadline)
+        }
         guard let pair = reply.elements, pair.count == 2, let index = pair[0].integer, let wait = pair[1].integer else {
             throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
         }
@@ -87,6 +94,22 @@ public final class RedisSharedStore: SharedStore {
     }
 
     public func shutdown() async { await client.shutdown() }
+
+    /// Error replies that say the server cannot serve at all (loading, a replica after a failover, a cluster
+    /// without quorum, a busy script, lost credentials): the store is down, as when it does not answer.
+    static let unavailableCodes: Set<Substring> = ["LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "NOAUTH", "WRONGPASS"]
+
+    /// `body`, with any other error reply (`WRONGTYPE` on one key, `NOPERM`, `OOM` on a write) turned into a
+    /// ``SharedStoreCommandRefusal``: that call falls back, the store stays in use.
+    @discardableResult
+    private func refusals<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as RESPError {
+            guard let code = error.serverCode, !Self.unavailableCodes.contains(code) else { throw error }
+            throw SharedStoreCommandRefusal(code: String(code))
+        }
+    }
 }
 
 extension SharedState {

@@ -67,8 +67,11 @@ public struct RunningGateway: Sendable {
         let application = try GatewayApplication.make(service: service, server: server, clock: clock, logger: logger) { port in
             portContinuation.yield(("public", port))
         }
+        var adminListener = generation.configuration.server.admin ?? AdminListener()
+        (adminListener.host, adminListener.port) = ("127.0.0.1", 0)
         let admin = GatewayApplication.makeAdmin(
-            service: service, exporter: exporter, admin: AdminListener(host: "127.0.0.1", port: 0), logger: logger
+            service: service, exporter: exporter, admin: adminListener, idleTimeout: server.idleTimeout, readTimeout: server.readTimeout,
+            logger: logger
         ) { port in
             portContinuation.yield(("admin", port))
         }

@@ -90,14 +90,15 @@ struct IAMFixture {
             logger: logs?.logger ?? Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }), body)
     }
 
-    /// Waits (bounded) until `/readyz` answers `status` with a body containing `text`; returns its last body.
+    /// Waits (bounded) until the admin listener's `/readyz` answers `status` with a body containing `text`;
+    /// returns its last body.
     @discardableResult
     static func waitForReadiness(
         _ gateway: RunningGateway, status: Int = 200, containing text: String = "", within seconds: Int = 30
     ) async throws -> String {
         var last = ""
         for _ in 0..<(seconds * 20) {
-            let response = try await gateway.get("/readyz")
+            let response = try await RunningGateway.Endpoint(baseURL: gateway.adminURL).get("/readyz")
             last = response.text
             if response.status == status, text.isEmpty || last.contains(text) { return last }
             try await Task.sleep(for: .milliseconds(50))

@@ -16,7 +16,8 @@ import FoundationNetworking
             let config = try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey).replacingOccurrences(of: "port: 8080", with: "port: 0")
             try cli.write("config.yaml", config)
             let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--pid-file", "gateway.pid"])
-            let port = server.port
+            // The generation is on the admin listener's /readyz (the public one says only whether it is ready).
+            let port = try #require(server.adminPort)
             #expect(try await Self.generation(port) == 1)
             let pid = try #require(Int32(String(decoding: try cli.read("gateway.pid"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(pid == server.pid)

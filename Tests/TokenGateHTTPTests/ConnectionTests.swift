@@ -97,6 +97,68 @@ import TokenGateTesting
         #expect(line.text.contains("max_connections=2"))
     }
 
+    /// A request that asks for the connection to end, however it spells it (RFC 9112 §9.3), gets its answer and then
+    /// the close; one that keeps it alive keeps it, through the router and the fast path alike.
+    @Test(arguments: [
+        ("HTTP/1.1", "Connection: Close\r\n", true), ("HTTP/1.1", "Connection: keep-alive, close\r\n", true),
+        ("HTTP/1.0", "", true), ("HTTP/1.0", "Connection: Keep-Alive\r\n", false), ("HTTP/1.1", "", false),
+    ])
+    func connectionOptionsAreReadAsRFC9112Says(version: String, header: String, closes: Bool) async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            for path in ["/healthz", "/v1/providers/acme-rides/tokens/consumer?tripId=trip-1"] {
+                let connection = try await RawConnection.open(port: gateway.port, receiveTimeout: .seconds(10))
+                try await connection.send(
+                    "GET \(path) \(version)\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(GatewayFixture.apiKey)\r\n\(header)\r\n")
+                #expect(try await connection.readResponse()?.status == 200, "\(path) \(version) \(header)")
+                if closes {
+                    #expect(try await connection.drain().closed, "\(path) \(version) \(header)")
+                } else {
+                    try await connection.send("GET /healthz \(version)\r\nHost: 127.0.0.1\r\n\(header)\r\n")
+                    #expect(try await connection.readResponse()?.status == 200, "\(path) \(version) \(header)")
+                }
+                await connection.close()
+            }
+        }
+    }
+
+    /// The admin listener has the public one's guards and a cap of its own: idle, trickling or piled-up
+    /// connections to it are cut as on the public port, and cannot take the public listener's descriptors.
+    @Test func theAdminListenerHasThePublicGuardsAndACapOfItsOwn() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 300ms, idleTimeout: 1s, maxConnections: 100, admin: { maxConnections: 2 } }")
+        let logs = LogRecorder()
+        try await fixture.withGateway(logs: logs) { gateway in
+            let adminPort = try #require(gateway.adminURL.split(separator: ":").last.flatMap { Int($0) })
+            let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            /// A connection the admin listener accepted and answered once (a slot frees asynchronously after a close).
+            func served() async throws -> RawConnection {
+                for _ in 0..<100 {
+                    let connection = try await RawConnection.open(port: adminPort, receiveTimeout: .seconds(5))
+                    try await connection.send(request)
+                    if try await connection.readResponse()?.status == 200 { return connection }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                throw CancellationError()
+            }
+            // Half a request, then nothing: cut at the read timeout. Then nothing at all: cut at the idle timeout.
+            let trickling = try await served()
+            try await trickling.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAcc")
+            #expect(try await trickling.drain().closed)
+            let idle = try await served()
+            #expect(try await idle.drain().closed)
+
+            // Two open (its cap): a third is closed as it is accepted, while the public listener serves on.
+            let held = [try await served(), try await served()]
+            let third = try await RawConnection.open(port: adminPort)
+            try await third.send(request)
+            let refused = try await third.drain()
+            #expect(refused.closed && refused.bytes.isEmpty)
+            #expect(try await gateway.get("/healthz").status == 200)
+            for connection in held { await connection.close() }
+        }
+        #expect(logs.all.contains { $0.text.contains("connection limit reached") && $0.text.contains("listener=admin") })
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ss") || FileManager.default.isExecutableFile(atPath: "/bin/ss")))
     func theListenBacklogReachesTheSocket() async throws {
         let fixture = try GatewayFixture(server: "{ listenBacklog: 77 }")

@@ -86,6 +86,11 @@ import TokenGateTesting
         ("POST", "/admin/v1/providers/acme-rides/contexts/teleporter/trip-1/end", GatewayFixture.globalAdminKey, 404, "unknown_token_type"),
         ("POST", "/admin/v1/providers/acme-rides/contexts/consumer/*/end", GatewayFixture.globalAdminKey, 400, "invalid_request"),
         ("GET", endTrip1, GatewayFixture.globalAdminKey, 405, "method_not_allowed"),
+        // The key is checked before the provider: a wrong key learns nothing, not even which providers exist, and
+        // a provider's key nothing of other tenants.
+        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", "tg_wrong_admin_key", 401, "unauthenticated"),
+        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", nil, 401, "unauthenticated"),
+        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", GatewayFixture.acmeAdminKey, 403, "forbidden"),
     ] as [(String, String, String?, Int, String)])
     func refusesWithoutTheRightAdminKeyOrContext(method: String, path: String, key: String?, status: Int, code: String) async throws {
         let fixture = try GatewayFixture()
@@ -95,6 +100,38 @@ import TokenGateTesting
             #expect(response.errorCode == code)
             // Nothing was ended.
             #expect(try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=trip-1", bearer: GatewayFixture.apiKey).status == 200)
+        }
+    }
+
+    /// Wrong admin keys are counted, logged and limited per address like callers' failures (60 a minute, 20 at
+    /// once): past the limit they are answered 429 with Retry-After, while a right key from the same address
+    /// still ends trips.
+    @Test func wrongAdminKeysAreCountedLoggedAndLimitedButNeverLockOutARightKey() async throws {
+        let fixture = try GatewayFixture()
+        let logs = LogRecorder()
+        try await fixture.withGateway(logs: logs) { gateway in
+            let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
+            var statuses: [Int] = []
+            for attempt in 0..<30 {
+                let response = try await admin.request("POST", Self.endTrip1, bearer: "tg_guess_\(attempt)")
+                statuses.append(response.status)
+                if response.status == 429 {
+                    #expect(response.errorCode == "rate_limited")
+                    #expect(Int(response.header("Retry-After") ?? "") ?? 0 >= 1)
+                }
+            }
+            #expect(statuses.prefix(20).allSatisfy { $0 == 401 }, "\(statuses)")
+            #expect(statuses.suffix(5).allSatisfy { $0 == 429 }, "\(statuses)")
+            let ended = try await admin.request("POST", Self.endTrip1, bearer: GatewayFixture.acmeAdminKey)
+            #expect(ended.status == 200, "\(ended.text)")
+
+            let metrics = try await gateway.metrics()
+            #expect(metrics.contains(#"tokengate_admin_auth_failures_total{code="unauthenticated"} \#(statuses.filter { $0 == 401 }.count)"#), "\(metrics)")
+            #expect(metrics.contains(#"tokengate_admin_auth_failures_total{code="rate_limited"} \#(statuses.filter { $0 == 429 }.count)"#))
+            let lines = logs.all.map(\.text)
+            #expect(lines.filter { $0.contains("wrong admin key") }.count == statuses.filter { $0 == 401 }.count)
+            // The key a caller tried is never logged.
+            #expect(!lines.contains { $0.contains("tg_guess_") })
         }
     }
 

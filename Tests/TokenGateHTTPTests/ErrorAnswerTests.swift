@@ -104,6 +104,27 @@ import TokenGateTesting
         }
     }
 
+    /// A token request that misses the cache, then on the same connection a request the HTTP layer refuses: the
+    /// token comes first, then the refusal (on the fast path the miss is fetched while the refusal waits its turn).
+    @Test(arguments: [
+        "GARBAGE\r\n\r\n", "GET /healthz HTTP/1.1\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 17_000))\r\n\r\n",
+    ])
+    func aRefusedRequestBehindAMissIsAnsweredAfterTheToken(refused: String) async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port)
+            try await connection.send(
+                "GET /v1/providers/acme-rides/tokens/consumer?tripId=trip-pipelined HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Authorization: Bearer \(GatewayFixture.apiKey)\r\n\r\n" + refused)
+            let first = try #require(try await connection.readResponse())
+            #expect(first.status == 200 && first.text.contains("\"token\""), "\(first.status) \(first.text)")
+            let second = try #require(try await connection.readResponse())
+            #expect([400, 431].contains(second.status))
+            #expect(try await connection.drain().closed)
+        }
+    }
+
     /// The refusal is answered in order, after the good request before it on the same connection.
     @Test func aMalformedRequestBehindAGoodOneIsAnsweredAfterIt() async throws {
         try await GatewayFixture().withGateway { gateway in

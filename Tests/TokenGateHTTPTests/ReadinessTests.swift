@@ -48,8 +48,14 @@ import TokenGateTesting
         fetcher.fail("HTTP 500")
         try await withGateway(Self.configuration(), fetcher: fetcher) { gateway in
             let keySet = try Self.keySet(gateway)
+            let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
             await keySet.refresh()
-            let notReady = try await gateway.get("/readyz")
+            // The public listener says whether, and nothing about the tenants: that stays on the admin listener.
+            let publicAnswer = try await gateway.get("/readyz")
+            #expect(publicAnswer.status == 503)
+            #expect(publicAnswer.json == ["status": .string("not_ready")])
+            #expect(!publicAnswer.text.contains("acme-rides") && !publicAnswer.text.contains(Self.url))
+            let notReady = try await admin.get("/readyz")
             #expect(notReady.status == 503)
             #expect(notReady.json["status"] == .string("not_ready"))
             let provider = try #require(notReady.json["providers"]?.objectValue?["acme-rides"]?.objectValue)
@@ -60,14 +66,16 @@ import TokenGateTesting
 
             fetcher.serve(try JWKSet(keys: [JWSKey.generate(.es256, keyID: "idp-1").publicKey()]).publicJSON())
             await keySet.refresh()
-            let ready = try await gateway.get("/readyz")
+            #expect(try await gateway.get("/readyz").json == ["status": .string("ready")])
+            let ready = try await admin.get("/readyz")
             #expect(ready.status == 200)
             #expect(ready.json["providers"]?.objectValue?["acme-rides"]?.objectValue?["state"] == .string("ready"))
 
             // The identity provider goes down again: still ready, serving from the last good keys, and it says so.
             fetcher.fail("HTTP 502")
             await keySet.refresh()
-            let degraded = try await gateway.get("/readyz")
+            #expect(try await gateway.get("/readyz").json == ["status": .string("ready")])
+            let degraded = try await admin.get("/readyz")
             #expect(degraded.status == 200)
             let state = try #require(degraded.json["providers"]?.objectValue?["acme-rides"]?.objectValue)
             #expect(state["state"] == .string("degraded"))

@@ -99,7 +99,7 @@ import TokenGateTesting
             #expect(generation.number == 2)
             let served = try await gateway.get(path, bearer: GatewayFixture.apiKey)
             #expect(served.status == 200, "\(served.text)")
-            let ready = try await gateway.get("/readyz")
+            let ready = try await RunningGateway.Endpoint(baseURL: gateway.adminURL).get("/readyz")
             #expect(ready.json["generation"] == .integer(2))
             #expect(ready.json["configSha256"] == .string(HexBytes.encode(try Digest.sha256(Array(try fixture.configText().utf8)))))
         }

@@ -82,11 +82,15 @@ public struct AdminListener: Sendable, Equatable {
     public var host: String = "127.0.0.1"
     /// The TCP port; 0 picks a free one.
     public var port: Int = 9464
+    /// Open connections at most, apart from the public listener's: a flood of idle connections to the admin port
+    /// cannot take the descriptors the public one serves with. An operator's scraper and probes need a few.
+    public var maxConnections: Int = 256
 
     /// A listener on `host` and `port` (by default 127.0.0.1:9464).
-    public init(host: String = "127.0.0.1", port: Int = 9464) {
+    public init(host: String = "127.0.0.1", port: Int = 9464, maxConnections: Int = 256) {
         self.host = host
         self.port = port
+        self.maxConnections = maxConnections
     }
 }
 

@@ -23,6 +23,7 @@ extension ServerSettings {
     ///   admin:                   # metrics and health; default 127.0.0.1:9464; `admin: { enabled: false }` for none
     ///     host: 127.0.0.1
     ///     port: 9464
+    ///     maxConnections: 256    # 1...10000, default 256: its own cap, apart from the public listener's
     ///   tls: { certificateFile, privateKeyFile, minimumVersion }   # see TLSSettings
     ///   trustedProxies:          # default none: every peer is the client
     ///     networks: [10.0.0.0/8, 35.191.0.0/16]   # or the list alone: `trustedProxies: [10.0.0.0/8]`
@@ -111,11 +112,12 @@ extension ServerSettings {
     }
 
     private static func parseAdmin(_ node: ConfigNode) throws -> AdminListener? {
-        let mapping = try node.mapping(allowedKeys: ["enabled", "host", "port"])
+        let mapping = try node.mapping(allowedKeys: ["enabled", "host", "port", "maxConnections"])
         if let enabled = mapping.optional("enabled"), try !enabled.bool() { return nil }
         var admin = AdminListener()
         if let host = mapping.optional("host") { admin.host = try host.nonEmptyString() }
         if let port = mapping.optional("port") { admin.port = try port.int(in: 0...65535) }
+        if let value = mapping.optional("maxConnections") { admin.maxConnections = try value.int(in: 1...10_000) }
         return admin
     }
 

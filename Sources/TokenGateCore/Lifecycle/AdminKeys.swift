@@ -43,25 +43,47 @@ public struct AdminAuthenticator: Sendable {
         perProvider = configuration.providers.mapValues(\.adminKeys)
     }
 
-    /// The name of the key `authorization` (`Bearer KEY`) carries, if it may act for `provider`. Every digest is
-    /// compared in constant time and a match does not end the loop. A key of another provider is forbidden, an
-    /// unknown one unauthenticated.
-    public func authenticate(_ authorization: String?, for provider: ProviderID) throws(TokenGateError) -> String {
+    /// The key `authorization` (`Bearer KEY`) carries, before anything else about the request is looked at (so
+    /// an unknown key learns nothing, not even which providers exist). Every digest is compared in constant time
+    /// and a match does not end the loop. An unknown key is unauthenticated.
+    public func authenticate(_ authorization: String?) throws(TokenGateError) -> AuthenticatedAdmin {
         let credential = try CallerCredential(authorization: authorization)
         guard case .apiKey(let digest) = credential else {
             throw TokenGateError(.unauthenticated, "the admin API takes an admin key, not a session token")
         }
-        var allowed: String?
-        var elsewhere = false
-        for key in global + (perProvider[provider] ?? []) where ConstantTime.isEqual(digest, key.digest) {
-            if allowed == nil { allowed = key.name }
+        var name: String?
+        var isGlobal = false
+        var providers: Set<ProviderID> = []
+        for key in global where ConstantTime.isEqual(digest, key.digest) {
+            if name == nil { (name, isGlobal) = (key.name, true) }
         }
-        for (other, keys) in perProvider where other != provider {
-            for key in keys where ConstantTime.isEqual(digest, key.digest) { elsewhere = true }
+        for (provider, keys) in perProvider {
+            for key in keys where ConstantTime.isEqual(digest, key.digest) {
+                if name == nil { name = key.name }
+                providers.insert(provider)
+            }
         }
-        if let allowed { return allowed }
-        if elsewhere { throw TokenGateError(.forbidden, "an admin key of another provider") }
-        throw TokenGateError(.unauthenticated, "unknown admin key")
+        guard let name else { throw TokenGateError(.unauthenticated, "unknown admin key") }
+        return AuthenticatedAdmin(name: name, isGlobal: isGlobal, providers: providers)
+    }
+}
+
+/// An admin key that matched, and where it may act.
+public struct AuthenticatedAdmin: Sendable, Equatable {
+    /// The key's name, for logs and the audit trail.
+    public let name: String
+    /// A global key (`adminKeys:` at the top level) acts for every provider.
+    public let isGlobal: Bool
+    /// The providers whose own `adminKeys:` hold it.
+    public let providers: Set<ProviderID>
+
+    /// Whether the key may act for `provider`. A provider key asking about another provider, or about one that
+    /// does not exist, is forbidden alike: it learns nothing of the other tenants. A global key is told when a
+    /// provider does not exist (its caller checks that next).
+    public func authorize(for provider: ProviderID?) throws(TokenGateError) {
+        guard isGlobal || provider.map(providers.contains) == true else {
+            throw TokenGateError(.forbidden, "an admin key of another provider")
+        }
     }
 }
 

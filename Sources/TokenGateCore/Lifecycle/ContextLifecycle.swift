@@ -51,8 +51,9 @@ public final class ContextLifecycle: Sendable {
         if let sharedState {
             await sharedState.publish(EndedContextChange(key: key, until: nil))
         }
-        logger.notice(
-            "ended context lifted",
+        // A lift of what was not ended changes nothing here: not worth a notice (a loop of them would flood the log).
+        logger.log(
+            level: lifted ? .notice : .debug, "ended context lifted",
             metadata: ["provider": "\(key.provider)", "kind": "\(key.kind)", "id": "\(key.id)", "admin": "\(admin)", "wasEnded": "\(lifted)"])
         return lifted
     }

@@ -52,6 +52,12 @@ public final class GatewayMetrics: Sendable {
         labeled.increment(Name.httpErrors, [("code", code.rawValue)])
     }
 
+    /// A request to the admin API refused for its key (`unauthenticated`, `forbidden`) or for too many wrong
+    /// keys from its address (`rate_limited`).
+    public func recordAdminAuthFailure(_ code: TokenGateError.Code) {
+        labeled.increment(Name.adminAuthFailures, [("code", code.rawValue)])
+    }
+
     /// The instruments of one provider.
     func provider(_ id: ProviderID, tokenTypes: Set<TokenType>, hasAuthorizer: Bool = false) -> ProviderMetrics {
         ProviderMetrics(id: id, tokenTypes: tokenTypes, hasAuthorizer: hasAuthorizer, factory: factory, labeled: labeled)
@@ -77,6 +83,7 @@ public final class GatewayMetrics: Sendable {
         static let generation = "tokengate_config_generation"
         static let reloads = "tokengate_config_reloads_total"
         static let httpErrors = "tokengate_http_errors_total"
+        static let adminAuthFailures = "tokengate_admin_auth_failures_total"
         static let authorizerCalls = "tokengate_authorizer_calls_total"
         static let authorizerCacheHits = "tokengate_authorizer_cache_hits_total"
     }

@@ -8,7 +8,8 @@ import Synchronization
 /// A failed or late call marks the store down for a second: meanwhile every call is answered locally at once
 /// (tokens minted here, limits at this replica's share) instead of waiting out a deadline per request. The first
 /// call after that tries the store again. Both transitions are logged once and show in
-/// `tokengate_shared_state_up`.
+/// `tokengate_shared_state_up`. A command the store answered with a refusal (``SharedStoreCommandRefusal``: one
+/// key of the wrong type, an ACL rule) falls back for that call alone: the store is up.
 public final class SharedState: Sendable {
     /// The settings it was made with.
     public let settings: SharedStateSettings
@@ -23,7 +24,13 @@ public final class SharedState: Sendable {
     private struct Health {
         var isUp = true
         var retryAt: UInt64 = 0
+        /// When a refusal was last logged, and how many since.
+        var refusalLoggedAt: UInt64?
+        var refusalsUnlogged = 0
     }
+
+    /// One log line about refused commands at most this often.
+    static let refusalLogInterval: Duration = .seconds(10)
 
     /// What a store call was for, in logs and metrics.
     enum Operation: String, CaseIterable {
@@ -62,6 +69,10 @@ public final class SharedState: Sendable {
                 logger.notice("shared state reachable again; sharing tokens and limits", metadata: ["operation": "\(operation.rawValue)"])
             }
             return result
+        } catch let refusal as SharedStoreCommandRefusal {
+            metrics.recordError(operation)
+            logRefusal(refusal, operation)
+            return nil
         } catch {
             let retryAt = clock.monotonicNanoseconds() &+ TokenGateClock.nanoseconds(Self.retryAfterFailure)
             let wentDown = health.withLock { health in
@@ -80,6 +91,22 @@ public final class SharedState: Sendable {
             }
             return nil
         }
+    }
+
+    /// Logs a refused command, at most once per ``refusalLogInterval`` with the count since the last line.
+    private func logRefusal(_ refusal: SharedStoreCommandRefusal, _ operation: Operation) {
+        let now = clock.monotonicNanoseconds()
+        let count: Int? = health.withLock { health in
+            health.refusalsUnlogged += 1
+            if let last = health.refusalLoggedAt, now &- last < TokenGateClock.nanoseconds(Self.refusalLogInterval) { return nil }
+            health.refusalLoggedAt = now
+            defer { health.refusalsUnlogged = 0 }
+            return health.refusalsUnlogged
+        }
+        guard let count else { return }
+        logger.warning(
+            "the shared store refused a command; that call was answered locally, the store stays in use",
+            metadata: ["operation": "\(operation.rawValue)", "code": "\(refusal.code)", "refused": "\(count)"])
     }
 
     // MARK: Keys

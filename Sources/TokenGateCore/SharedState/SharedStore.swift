@@ -96,3 +96,16 @@ public struct EndedContextChange: Sendable, Hashable {
         self.init(key: key, until: until)
     }
 }
+
+/// The store answered and refused one command (a key of the wrong type, an ACL rule, out of memory for a write):
+/// the store itself is up, and only this call falls back to local. What a store throws for anything else (no
+/// connection, a deadline, a failover in progress) marks it down.
+public struct SharedStoreCommandRefusal: Error, Sendable, CustomStringConvertible {
+    /// The store's error code (`WRONGTYPE`, `NOPERM`, `OOM`), never the command's arguments.
+    public let code: String
+
+    /// A refusal with the store's error code.
+    public init(code: String) { self.code = code }
+
+    public var description: String { "the store refused the command: \(code)" }
+}

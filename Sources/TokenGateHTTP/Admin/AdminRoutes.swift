@@ -29,7 +29,7 @@ struct AdminRoutes: Sendable {
             TokenRoutes.json(TokenRoutes.healthBody, status: .ok, cacheControl: "no-store")
         }
         router.get("/readyz") { _, _ in
-            TokenRoutes.readiness(of: service)
+            TokenRoutes.readiness(of: service, detailed: true)
         }
         router.get("/openapi.json") { _, _ in
             TokenRoutes.json(Self.openAPIBody, status: .ok, cacheControl: "no-cache")

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import JOSE
+import Logging
 import TokenGateCore
 
 /// The trip and vehicle lifecycle API on the admin listener, for an operator's admin key:
@@ -12,8 +13,19 @@ import TokenGateCore
 /// `tokenType` names the kind of entity: `consumer` (a trip), `driver` (a vehicle), `delivery-driver` or
 /// `trusted-delivery-driver` (a delivery vehicle: both drivers' tokens), `delivery-consumer` (a tracking or task
 /// ID). Tokens already handed out stay valid at Fleet Engine until they expire.
+///
+/// The key is checked before anything else, the provider included. Wrong keys are counted
+/// (`tokengate_admin_auth_failures_total`), logged, and limited per client address like callers' (60 a minute, 20
+/// at once): past the limit a wrong key is answered `429` with `Retry-After`; a right key never is.
 struct ContextLifecycleRoutes: Sendable {
     let service: TokenService
+    /// Wrong admin keys per client address.
+    let failedKeys: RateLimiter<PeerAddress?>
+
+    init(service: TokenService) {
+        self.service = service
+        failedKeys = RateLimiter(limit: RateLimitSettings.defaultFailedAuthPerPeer, maxKeys: 10_000, clock: service.clock)
+    }
 
     static let path = "/admin/v1/providers/:providerId/contexts/:tokenType/:contextId/end"
 
@@ -29,10 +41,20 @@ struct ContextLifecycleRoutes: Sendable {
     private func answer(_ request: Request, _ context: TokenGateRequestContext, ending: Bool) async -> Response {
         do throws(TokenGateError) {
             let generation = service.generation
-            guard let provider = context.parameters.get("providerId").flatMap(ProviderID.init), generation.providers[provider] != nil else {
+            let admin = try authenticate(request, context, generation: generation)
+            let named = context.parameters.get("providerId").flatMap(ProviderID.init)
+            do {
+                try admin.authorize(for: named)
+            } catch {
+                generation.metrics.recordAdminAuthFailure(error.code)
+                context.logger.warning(
+                    "admin API: a provider's admin key used for another provider",
+                    metadata: ["admin_key": "\(admin.name)", "request_id": "\(context.requestID)"])
+                throw error
+            }
+            guard let provider = named, generation.providers[provider] != nil else {
                 throw TokenGateError(.unknownProvider, "no provider with that ID")
             }
-            let admin = try AdminAuthenticator(generation.configuration).authenticate(TokenRoutes.authorization(request.headers), for: provider)
             guard let type = context.parameters.get("tokenType").flatMap(TokenType.init(rawValue:)) else {
                 throw TokenGateError(.unknownTokenType, "no such token type")
             }
@@ -46,17 +68,41 @@ struct ContextLifecycleRoutes: Sendable {
                 "providerId": .string(provider.rawValue), "tokenType": .string(type.rawValue), "contextId": .string(id.rawValue),
             ]
             if ending {
-                let (until, evicted) = await service.contexts.end(key, by: admin)
+                let (until, evicted) = await service.contexts.end(key, by: admin.name)
                 body["ended"] = true
                 body["endedUntil"] = .integer(until)
                 body["evictedTokens"] = .integer(Int64(evicted))
             } else {
                 body["ended"] = false
-                body["wasEnded"] = .bool(await service.contexts.lift(key, by: admin))
+                body["wasEnded"] = .bool(await service.contexts.lift(key, by: admin.name))
             }
             return TokenRoutes.json(JSON.serialize(.object(body)), status: .ok, cacheControl: "no-store")
         } catch {
             return error.response()
+        }
+    }
+
+    /// The admin key of `request`; a wrong one is charged to its address, counted and logged (until the address
+    /// is past its limit: then answered 429, counted, not logged again).
+    private func authenticate(
+        _ request: Request, _ context: TokenGateRequestContext, generation: GatewayGeneration
+    ) throws(TokenGateError) -> AuthenticatedAdmin {
+        do {
+            return try AdminAuthenticator(generation.configuration).authenticate(TokenRoutes.authorization(request.headers))
+        } catch {
+            let decision = failedKeys.acquire(context.peer)
+            if let seconds = decision.retryAfterSeconds {
+                generation.metrics.recordAdminAuthFailure(.rateLimited)
+                throw TokenGateError(.rateLimited, "too many wrong admin keys from this address", retryAfterSeconds: seconds)
+            }
+            generation.metrics.recordAdminAuthFailure(error.code)
+            context.logger.warning(
+                "admin API: wrong admin key",
+                metadata: [
+                    "code": "\(error.code)", "reason": "\(error.reason)", "peer": "\(context.peer.map(String.init(describing:)) ?? "unknown")",
+                    "request_id": "\(context.requestID)",
+                ])
+            throw error
         }
     }
 }

@@ -31,6 +31,9 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A fetch is under way: later parts wait in `waiting`, and a read asked for meanwhile in `readDeferred`.
     private var fetching = false
     private var waiting: [HTTPRequestPart] = []
+    /// An HTTP error (a malformed request after the one being fetched) that waits, like the parts, for the answers
+    /// before it: passed on, it makes Hummingbird answer 400 and close, which would lose the fetched answer.
+    private var waitingError: (any Error)?
     private var readDeferred = false
     private var isActive = true
     /// Where this connection's fetches run: its event loop. Made at the first miss.
@@ -138,6 +141,10 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         while !fetching, !waiting.isEmpty {
             process(waiting.removeFirst(), context: context)
         }
+        if !fetching, let error = waitingError.take() {
+            held = nil
+            context.fireErrorCaught(error)
+        }
         context.fireChannelReadComplete()
         if !fetching, readDeferred {
             readDeferred = false
@@ -156,6 +163,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         isActive = false
         waiting = []
+        waitingError = nil
         context.fireChannelInactive()
     }
 
@@ -165,6 +173,11 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Behind a fetch the error waits its turn (the requests read before it are answered first).
+        if fetching {
+            waitingError = waitingError ?? error
+            return
+        }
         // A parse error ends the connection: Hummingbird answers it; a held request is never answered.
         held = nil
         context.fireErrorCaught(error)

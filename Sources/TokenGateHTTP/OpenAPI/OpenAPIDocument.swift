@@ -218,7 +218,7 @@ public enum OpenAPIDocument {
         .object([
             "operationId": "getReadiness",
             "tags": ["health"],
-            "summary": "Readiness: 200 when every provider can serve, else 503 (also on the admin listener)",
+            "summary": "Readiness: 200 when every provider can serve, else 503; the status alone here, with each provider's state on the admin listener",
             "responses": responses(
                 .admin,
                 [
@@ -394,7 +394,7 @@ public enum OpenAPIDocument {
         case .admin:
             codes = everywhere
         case .lifecycle:
-            codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType] + everywhere
+            codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited] + everywhere
         }
         var byStatus: [Int: [TokenGateError.Code]] = [:]
         for code in codes { byStatus[Int(TokenGateError(code, "").status.code), default: []].append(code) }
@@ -406,8 +406,11 @@ public enum OpenAPIDocument {
             }
             if codes.contains(.rateLimited) {
                 headers["Retry-After"] = .object(["description": "Seconds to wait.", "schema": .object(["type": "string", "pattern": "^[0-9]+$"])])
-                headers["RateLimit-Policy"] = rateLimitPolicyHeader
-                headers["RateLimit"] = rateLimitHeader
+                // The limits' fields are on token answers; the lifecycle API's 429 (wrong admin keys) has none.
+                if route != .lifecycle {
+                    headers["RateLimit-Policy"] = rateLimitPolicyHeader
+                    headers["RateLimit"] = rateLimitHeader
+                }
             }
             if codes.contains(.methodNotAllowed) { headers["Allow"] = .object(["schema": .object(["type": "string"])]) }
             let description = codes.map { "`\($0.rawValue)`: \($0.publicMessage)" }.joined(separator: "; ")
@@ -526,7 +529,8 @@ public enum OpenAPIDocument {
             ]),
             "Readiness": .object([
                 "type": "object",
-                "required": ["status", "generation", "configSha256", "providers"],
+                "required": ["status"],
+                "description": "On the public listener `status` alone; the admin listener adds the rest.",
                 "properties": .object([
                     "status": .object(["type": "string", "enum": ["ready", "not_ready"]]),
                     "generation": .object(["type": "integer", "minimum": 1]),
@@ -557,9 +561,5 @@ public enum OpenAPIDocument {
         "keys": [.object(["kty": "RSA", "kid": "4f1c", "alg": "RS256", "use": "sig", "n": "0vx7…", "e": "AQAB"])]
     ])
 
-    static let readinessExample: JSONValue = .object([
-        "status": "ready", "generation": 1,
-        "configSha256": "5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
-        "providers": .object(["acme-rides": .object(["state": "ready"])]),
-    ])
+    static let readinessExample: JSONValue = .object(["status": "ready"])
 }

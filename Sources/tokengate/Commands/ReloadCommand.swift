@@ -9,7 +9,7 @@ struct ReloadCommand: ParsableCommand {
         discussion: """
             Sends SIGHUP to the process named in the pid file that `tokengate serve --pid-file` wrote. Without a \
             pid file: `kill -HUP <pid>`, or `systemctl reload tokengate` under the bundled systemd unit. Whether \
-            the reload took is in the gateway's log and in /readyz (generation and configSha256). Run \
+            the reload took is in the gateway's log and in the admin listener's /readyz (generation and configSha256). Run \
             `tokengate check-config` first.
             """
     )

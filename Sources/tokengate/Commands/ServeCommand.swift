@@ -124,7 +124,8 @@ struct ServeCommand: AsyncParsableCommand {
             var services: [any Service] = [Listener(application: application, host: server.host, port: server.port)]
             if let admin = server.admin {
                 let application = GatewayApplication.makeAdmin(
-                    service: service, exporter: exporter, admin: admin, eventLoopGroup: eventLoops, logger: logger
+                    service: service, exporter: exporter, admin: admin, idleTimeout: server.idleTimeout, readTimeout: server.readTimeout,
+                    eventLoopGroup: eventLoops, logger: logger
                 ) { port in
                     FileHandle.standardOutput.write(Data("tokengate admin listening on http://\(admin.host):\(port)\n".utf8))
                 }
@@ -213,14 +214,15 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// Raises the open-file limit as far as allowed and warns when it is still below what the listeners may need:
-    /// `maxConnections` on the public port, plus a margin for the admin port, key files, JWKS and upstream calls.
+    /// `maxConnections` on the public port, the admin port's own cap, and a margin for key files, JWKS and upstream
+    /// calls.
     private func checkFileDescriptorLimit(_ server: ServerSettings, logger: Logger) {
         guard let (soft, hard) = FileDescriptorLimit.raiseToHardLimit() else { return }
-        let needed = UInt64(server.maxConnections) + 256
+        let needed = UInt64(server.maxConnections) + UInt64(server.admin?.maxConnections ?? 0) + 256
         logger.info("open-file limit", metadata: ["soft": "\(soft)", "hard": "\(hard)"])
         if soft < needed {
             logger.warning(
-                "the open-file limit (\(soft), hard limit \(hard)) is below server.maxConnections + 256 (\(needed)): connections beyond it are refused with 'out of file descriptors'; raise the hard limit (LimitNOFILE= under systemd, ulimit -Hn) or lower server.maxConnections"
+                "the open-file limit (\(soft), hard limit \(hard)) is below server.maxConnections + server.admin.maxConnections + 256 (\(needed)): connections beyond it are refused with 'out of file descriptors'; raise the hard limit (LimitNOFILE= under systemd, ulimit -Hn) or lower server.maxConnections"
             )
         }
     }

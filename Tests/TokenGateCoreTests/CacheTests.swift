@@ -138,13 +138,47 @@ import Testing
         #expect(source.calls == 2)
     }
 
-    @Test func belowMinRemainingAFailingBackendFailsTheRequest() async throws {
+    /// Below `minRemaining` the backend is asked; while it fails, a token above `staleIfErrorFloor` (60 s) is the
+    /// answer rather than the error, and is served without asking again until the retry interval has passed.
+    @Test func belowMinRemainingAFailingBackendIsAnsweredWithTheTokenAboveTheFloor() async throws {
+        let cache = makeCache()
+        let old = try await get(cache).value
+        clock.advance(by: .seconds(3_600 - 299))
+        source.isFailing = true
+        #expect(try await get(cache) == (old, .servedAfterRefreshFailure))
+        #expect(source.calls == 2)
+        // The fast path serves it too, and nothing is asked of the backend within the retry interval.
+        #expect(cache.servableValue(for: "trip-1")?.outcome == .servedAfterRefreshFailure)
+        clock.advance(by: .seconds(29))
+        #expect(try await get(cache) == (old, .servedAfterRefreshFailure))
+        #expect(source.calls == 2)
+        // Then the backend is asked again: back, it answers with a fresh token.
+        clock.advance(by: .seconds(1))
+        source.isFailing = false
+        #expect(try await get(cache) == (TestToken(serial: 3, expiresAt: clock.wallSeconds + 3_600), .miss))
+    }
+
+    @Test func belowTheStaleFloorAFailingBackendFailsTheRequest() async throws {
         let cache = makeCache()
         _ = try await get(cache)
-        clock.advance(by: .seconds(3_600 - 299))
+        clock.advance(by: .seconds(3_600 - 59))
         source.isFailing = true
         await #expect(throws: TestBackendError(attempt: 2)) { try await get(cache) }
         #expect(cache.count == 0)
+    }
+
+    @Test func aStaleTokenOnlyAnswersAFailureAndAFloorAtMinRemainingSwitchesItOff() async throws {
+        // Above the floor but the backend answers: the fresh token, never the stale one.
+        let cache = makeCache()
+        _ = try await get(cache)
+        clock.advance(by: .seconds(3_600 - 200))
+        #expect(try await get(cache).outcome == .miss)
+        // With the floor at minRemaining, nothing below minRemaining is ever served.
+        let strict = TokenCache<String, TestToken>(policy: TokenCachePolicy(staleIfErrorFloor: .seconds(300)), clock: clock.clock)
+        _ = try await get(strict)
+        clock.advance(by: .seconds(3_600 - 200))
+        source.isFailing = true
+        await #expect(throws: TestBackendError.self) { try await get(strict) }
     }
 
     @Test func aFailedRefreshKeepsServingTheCachedTokenAndRetriesAfterTheInterval() async throws {

@@ -160,8 +160,15 @@ import UpstreamHTTPProvider
                 }
                 let callsWhileFailing = fixture.upstream.calls(to: "/token")
                 #expect((2...4).contains(callsWhileFailing), "one refresh (3 attempts at most) per retry interval")
-                // Below minRemaining the stale token is no longer good enough: the failure reaches the caller.
+                // Below minRemaining the upstream is asked first; while it fails, the token is still served down to
+                // cache.staleIfErrorFloor (60 s left)...
                 clock.advance(by: .seconds(4 * 60))
+                let stale = try await gateway.get(Self.path, bearer: Self.apiKey)
+                #expect(stale.status == 200)
+                #expect(stale.json["token"] == .string(first))
+                #expect(fixture.upstream.calls(to: "/token") > callsWhileFailing, "the upstream was asked again")
+                // ...and below that the failure reaches the caller.
+                clock.advance(by: .seconds(3 * 60 + 30))
                 let failed = try await gateway.get(Self.path, bearer: Self.apiKey)
                 #expect(failed.status == 503)
                 #expect(failed.json["error"] != nil)

@@ -6,6 +6,8 @@ extension TokenCache {
     /// The policy in the units the state compares: wall seconds and monotonic nanoseconds.
     struct Limits: Sendable {
         let minRemaining: Int64
+        /// Entries with less than `minRemaining` but at least this left are kept as the answer to a failed fetch.
+        let staleFloor: Int64
         let refreshBefore: Int64
         let refreshRetryInterval: UInt64
         /// The most an entry's refresh is delayed, in seconds: at most the window between the two thresholds.
@@ -13,6 +15,7 @@ extension TokenCache {
 
         init(_ policy: TokenCachePolicy) {
             minRemaining = TokenGateClock.secondsRoundingUp(policy.minRemaining)
+            staleFloor = min(minRemaining, TokenGateClock.secondsRoundingUp(policy.staleIfErrorFloor))
             refreshBefore = max(minRemaining, TokenGateClock.secondsRoundingUp(policy.refreshBefore))
             refreshRetryInterval = TokenGateClock.nanoseconds(policy.refreshRetryInterval)
             maxRefreshDelay = max(0, min(policy.refreshJitter.components.seconds, refreshBefore - minRemaining))
@@ -90,8 +93,16 @@ extension TokenCache {
             let entry = entries[slot]
             let remaining = Limits.remaining(entry.value.expiresAt, at: wall)
             guard remaining >= limits.minRemaining else {
-                // Never servable again (wall time moves forward): free the slot now.
-                entries.remove(slot: slot)
+                guard remaining >= limits.staleFloor else {
+                    // Never servable again (wall time moves forward): free the slot now.
+                    entries.remove(slot: slot)
+                    return .absent
+                }
+                // Kept only as the answer to a failed fetch; served at once while the last fetch failed recently.
+                if entry.lastRefreshFailed, monotonic < entry.refreshNotBefore {
+                    entries.touch(slot)
+                    return .served(entry.value, .servedAfterRefreshFailure)
+                }
                 return .absent
             }
             entries.touch(slot)
@@ -122,15 +133,17 @@ extension TokenCache {
             return .fetchStarted(flightID: flightID)
         }
 
-        /// Ends the flight: caches a usable value, or marks a failed refresh, and hands back who to resume.
+        /// Ends the flight: caches a usable value, or marks a failed refresh, and hands back who to resume and with
+        /// what: the fetched value, the error, or (a fetch failed) a stale value still above the floor.
         mutating func finish(
             _ key: Key, flightID: UInt64, result: Result<Value, any Error>,
             wall: Int64, monotonic: UInt64, limits: Limits
-        ) -> (waiters: [Waiter], idleWaiters: [CheckedContinuation<Void, Never>]) {
+        ) -> (waiters: [Waiter], answer: Result<(value: Value, outcome: TokenCacheOutcome), any Error>, idleWaiters: [CheckedContinuation<Void, Never>]) {
             guard let flight = flights[key], flight.id == flightID else {
                 assertionFailure("a flight ended twice or was replaced")
-                return ([], [])
+                return ([], result.map { ($0, .miss) }, [])
             }
+            var answer = result.map { (value: $0, outcome: TokenCacheOutcome.miss) }
             flights.removeValue(forKey: key)
             switch result {
             case .success(let value):
@@ -146,15 +159,20 @@ extension TokenCache {
                     if let slot = entries.slot(for: key) { entries[slot] = entry } else { entries.insert(key, entry) }
                 }
             case .failure:
-                // Only a failed refresh-ahead finds an entry here; it keeps serving until the retry interval passes.
+                // A failed refresh-ahead, or a fetch for an entry below `minRemaining` kept above the floor: the
+                // entry keeps serving until the retry interval passes, and answers this fetch's waiters.
                 if let slot = entries.slot(for: key) {
                     entries[slot].refreshNotBefore = limits.nextRefresh(after: monotonic)
                     entries[slot].lastRefreshFailed = true
+                    let entry = entries[slot]
+                    if flight.storesResult, Limits.remaining(entry.value.expiresAt, at: wall) >= limits.staleFloor {
+                        answer = .success((entry.value, .servedAfterRefreshFailure))
+                    }
                 }
             }
             var idleWaiters: [CheckedContinuation<Void, Never>] = []
             if flights.isEmpty { swap(&idleWaiters, &self.idleWaiters) }
-            return (Array(flight.waiters.values), idleWaiters)
+            return (Array(flight.waiters.values), answer, idleWaiters)
         }
 
         private mutating func startFlight(for key: Key) -> UInt64 {

@@ -5,7 +5,9 @@ import Synchronization
 /// A request is served from the cache while the cached value has at least ``TokenCachePolicy/minRemaining`` left.
 /// Inside the refresh window (less than ``TokenCachePolicy/refreshBefore`` left) the request still gets the cached
 /// value and starts one background refresh for that key. Otherwise the request waits for a fetch; concurrent
-/// requests for one key share a single fetch and its value or error. Errors are never cached.
+/// requests for one key share a single fetch and its value or error. Errors are never cached; when a fetch fails
+/// and the cached value still has ``TokenCachePolicy/staleIfErrorFloor`` left, its waiters get that value instead
+/// (`stale`), and so does every request until the retry interval has passed.
 ///
 /// ```swift
 /// let cache = TokenCache<TokenContext, DeliveredToken>(policy: TokenCachePolicy())
@@ -180,11 +182,10 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     private func finishFetch(for key: Key, flightID: UInt64, result: Result<Value, any Error>) {
         let wall = clock.wallSeconds()
         let monotonic = clock.monotonicNanoseconds()
-        let (waiters, idleWaiters) = state.withLock { state in
+        let (waiters, answer, idleWaiters) = state.withLock { state in
             state.finish(key, flightID: flightID, result: result, wall: wall, monotonic: monotonic, limits: limits)
         }
         // Resumed outside the lock: a resumed task may call straight back into the cache.
-        let answer = result.map { (value: $0, outcome: TokenCacheOutcome.miss) }
         for waiter in waiters { waiter.resume(with: answer) }
         for idleWaiter in idleWaiters { idleWaiter.resume() }
     }

@@ -14,6 +14,10 @@ public struct TokenCachePolicy: Sendable, Equatable {
     /// After a failed background refresh, the next one for that key waits at least this long (monotonic clock),
     /// while the cached token keeps being served. Default 30 seconds.
     public var refreshRetryInterval: Duration
+    /// While the backend fails, a cached token with less than ``minRemaining`` but at least this much left is still
+    /// served (outcome `stale`) rather than the backend's error: an app gets a token that works for a minute
+    /// more instead of none. At most ``minRemaining`` (equal switches it off). Default 60 seconds.
+    public var staleIfErrorFloor: Duration
     /// Each entry's refresh starts up to this much later than ``refreshBefore`` says (a random amount per entry,
     /// never past ``minRemaining``), so replicas that cached one token at the same moment do not all refresh it
     /// at once: the first one refreshes and the others find its token in the shared store. Default 0 (off); the
@@ -26,8 +30,10 @@ public struct TokenCachePolicy: Sendable, Equatable {
         refreshBefore: Duration = .seconds(600),
         maxEntries: Int = 100_000,
         refreshRetryInterval: Duration = .seconds(30),
-        refreshJitter: Duration = .zero
+        refreshJitter: Duration = .zero,
+        staleIfErrorFloor: Duration = .seconds(60)
     ) {
+        self.staleIfErrorFloor = staleIfErrorFloor
         self.refreshJitter = refreshJitter
         self.minRemaining = minRemaining
         self.refreshBefore = refreshBefore

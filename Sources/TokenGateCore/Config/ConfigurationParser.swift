@@ -186,11 +186,17 @@ public struct ConfigurationParser: Sendable {
     }
 
     private func parseCache(_ node: ConfigNode, over defaults: TokenCachePolicy) throws -> TokenCachePolicy {
-        let mapping = try node.mapping(allowedKeys: ["minRemaining", "refreshBefore", "maxEntries"])
+        let mapping = try node.mapping(allowedKeys: ["minRemaining", "refreshBefore", "maxEntries", "staleIfErrorFloor"])
         var cache = defaults
         if let value = mapping.optional("minRemaining") { cache.minRemaining = try value.duration() }
         if let value = mapping.optional("refreshBefore") { cache.refreshBefore = try value.duration() }
         if let value = mapping.optional("maxEntries") { cache.maxEntries = try value.int(in: 1...10_000_000) }
+        if let value = mapping.optional("staleIfErrorFloor") {
+            cache.staleIfErrorFloor = try value.duration()
+            guard cache.staleIfErrorFloor >= .seconds(10), cache.staleIfErrorFloor <= cache.minRemaining else {
+                throw value.error("must be between 10s and minRemaining (\(cache.minRemaining)); equal to minRemaining switches it off")
+            }
+        }
         guard cache.refreshBefore > cache.minRemaining else {
             throw node.error("refreshBefore (\(cache.refreshBefore)) must be longer than minRemaining (\(cache.minRemaining))")
         }

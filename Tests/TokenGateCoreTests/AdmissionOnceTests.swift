@@ -9,30 +9,6 @@ import TokenGateTesting
 /// admission, and the full path finishes it on the generation that admitted it (a reload in between does not
 /// re-judge it), while every later request is judged by the new generation.
 @Suite struct AdmissionOnceTests {
-    static let key = try! JWSKey.generate(.rs256, keyID: "k1")
-    static let account = "consumer@acme-rides.iam.gserviceaccount.com"
-
-    /// Signs consumer tokens with ``AdmissionOnceTests/key``.
-    struct SigningFactory: TokenBackendFactory {
-        var type: String { "signing" }
-        func makeBackend(_ context: BackendContext) async throws -> any TokenBackend { Backend(clock: context.clock) }
-
-        struct Backend: TokenBackend {
-            let clock: TokenGateClock
-            var tokenTypes: Set<TokenType> { [.consumer] }
-            var verificationKeys: [BoundKeySource] {
-                [BoundKeySource(.fixed(try! JWKSet(keys: [AdmissionOnceTests.key.publicKey()])), serviceAccount: AdmissionOnceTests.account)]
-            }
-
-            func issue(_ request: TokenRequest) async throws -> IssuedToken {
-                let claims = FleetEngineToken.claims(
-                    serviceAccount: AdmissionOnceTests.account, audience: FleetEngineToken.defaultAudience, context: request.context,
-                    issuedAt: clock.wallSeconds(), lifetime: 3600)
-                return IssuedToken(compact: try JWSSigner(key: AdmissionOnceTests.key).sign(claims: claims), keyID: "k1", expiresAt: nil)
-            }
-        }
-    }
-
     let clock = ManualTestClock()
     let assembler: GatewayAssembler
     let directory: String
@@ -40,7 +16,7 @@ import TokenGateTesting
     init() throws {
         let logger = Logger(label: "admission") { _ in SwiftLogNoOpLogHandler() }
         assembler = GatewayAssembler(
-            registry: BackendRegistry([SigningFactory()]), environment: [:], clock: clock.clock, logger: logger,
+            registry: BackendRegistry([SigningTestFactory()]), environment: [:], clock: clock.clock, logger: logger,
             jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
         directory = try TemporaryDirectory(prefix: "admission").path
     }

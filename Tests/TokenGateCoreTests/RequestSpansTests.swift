@@ -10,33 +10,7 @@ import Tracing
 /// The spans the full path records, under a span standing for the HTTP request's: which steps, nested how,
 /// carrying what; and that a URL's query never reaches an exported attribute.
 @Suite struct RequestSpansTests {
-    static let key = try! JWSKey.generate(.rs256, keyID: "k1")
-    static let account = "consumer@acme-rides.iam.gserviceaccount.com"
     static let apiKey = "tg_spans_key"
-
-    /// Signs consumer tokens; fails for `trip-down`, as a backend that is down.
-    struct SigningFactory: TokenBackendFactory {
-        var type: String { "signing" }
-        func makeBackend(_ context: BackendContext) async throws -> any TokenBackend { Backend(clock: context.clock) }
-
-        struct Backend: TokenBackend {
-            let clock: TokenGateClock
-            var tokenTypes: Set<TokenType> { [.consumer] }
-            var verificationKeys: [BoundKeySource] {
-                [BoundKeySource(.fixed(try! JWKSet(keys: [RequestSpansTests.key.publicKey()])), serviceAccount: RequestSpansTests.account)]
-            }
-
-            func issue(_ request: TokenRequest) async throws -> IssuedToken {
-                if request.context == .trip(ContextID("trip-down")!) {
-                    throw TokenGateError(.backendUnavailable, "connection refused by token-server.internal:8443")
-                }
-                let claims = FleetEngineToken.claims(
-                    serviceAccount: RequestSpansTests.account, audience: FleetEngineToken.defaultAudience, context: request.context,
-                    issuedAt: clock.wallSeconds(), lifetime: 3600)
-                return IssuedToken(compact: try JWSSigner(key: RequestSpansTests.key).sign(claims: claims), keyID: "k1", expiresAt: nil)
-            }
-        }
-    }
 
     let tracer = InMemoryTracer()
     let service: TokenService
@@ -45,7 +19,7 @@ import Tracing
         let clock = ManualTestClock()
         let logger = Logger(label: "spans") { _ in SwiftLogNoOpLogHandler() }
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([SigningFactory()]), environment: [:], clock: clock.clock, logger: logger,
+            registry: BackendRegistry([SigningTestFactory(failing: ["trip-down"])]), environment: [:], clock: clock.clock, logger: logger,
             jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
         let digest = HexBytes.encode(try Digest.sha256(Array(Self.apiKey.utf8)))
         let yaml = """

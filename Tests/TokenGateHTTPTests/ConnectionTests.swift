@@ -122,35 +122,43 @@ import TokenGateTesting
         }
     }
 
-    /// The admin listener has the public one's guards and a cap of its own: idle, trickling or piled-up
-    /// connections to it are cut as on the public port, and cannot take the public listener's descriptors.
-    @Test func theAdminListenerHasThePublicGuardsAndACapOfItsOwn() async throws {
-        let fixture = try GatewayFixture(server: "{ readTimeout: 300ms, idleTimeout: 1s, maxConnections: 100, admin: { maxConnections: 2 } }")
+    /// A connection to the admin listener it accepted and answered once (a slot frees asynchronously after a
+    /// close, so a refused attempt is tried again).
+    static func servedAdminConnection(port: Int) async throws -> RawConnection {
+        for _ in 0..<100 {
+            let connection = try await RawConnection.open(port: port, receiveTimeout: .seconds(5))
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            if try await connection.readResponse()?.status == 200 { return connection }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw CancellationError()
+    }
+
+    /// The admin listener has the public one's guards: a trickling or idle connection to it is cut as on the
+    /// public port.
+    @Test func theAdminListenerHasThePublicTimeouts() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 300ms, idleTimeout: 1s }")
+        try await fixture.withGateway { gateway in
+            let adminPort = try #require(gateway.adminURL.split(separator: ":").last.flatMap { Int($0) })
+            // Half a request, then nothing: cut at the read timeout. Then nothing at all: cut at the idle timeout.
+            let trickling = try await Self.servedAdminConnection(port: adminPort)
+            try await trickling.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAcc")
+            #expect(try await trickling.drain().closed)
+            let idle = try await Self.servedAdminConnection(port: adminPort)
+            #expect(try await idle.drain().closed)
+        }
+    }
+
+    /// The admin listener has a cap of its own: connections piled up on it cannot take the public listener's
+    /// descriptors. (The idle timeout is the default minute here, so the held connections stay.)
+    @Test func theAdminListenerHasACapOfItsOwn() async throws {
+        let fixture = try GatewayFixture(server: "{ maxConnections: 100, admin: { maxConnections: 2 } }")
         let logs = LogRecorder()
         try await fixture.withGateway(logs: logs) { gateway in
             let adminPort = try #require(gateway.adminURL.split(separator: ":").last.flatMap { Int($0) })
-            let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-            /// A connection the admin listener accepted and answered once (a slot frees asynchronously after a close).
-            func served() async throws -> RawConnection {
-                for _ in 0..<100 {
-                    let connection = try await RawConnection.open(port: adminPort, receiveTimeout: .seconds(5))
-                    try await connection.send(request)
-                    if try await connection.readResponse()?.status == 200 { return connection }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                throw CancellationError()
-            }
-            // Half a request, then nothing: cut at the read timeout. Then nothing at all: cut at the idle timeout.
-            let trickling = try await served()
-            try await trickling.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAcc")
-            #expect(try await trickling.drain().closed)
-            let idle = try await served()
-            #expect(try await idle.drain().closed)
-
-            // Two open (its cap): a third is closed as it is accepted, while the public listener serves on.
-            let held = [try await served(), try await served()]
+            let held = [try await Self.servedAdminConnection(port: adminPort), try await Self.servedAdminConnection(port: adminPort)]
             let third = try await RawConnection.open(port: adminPort)
-            try await third.send(request)
+            try await third.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             let refused = try await third.drain()
             #expect(refused.closed && refused.bytes.isEmpty)
             #expect(try await gateway.get("/healthz").status == 200)

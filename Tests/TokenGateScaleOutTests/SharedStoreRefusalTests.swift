@@ -11,27 +11,12 @@ import TokenGateTesting
 struct SharedStoreRefusalTests {
     static let acme = ProviderID("acme-rides")!
 
-    /// A client of the fixture's Redis, for writing what no replica would.
-    static func withRedis<Result: Sendable>(_ redis: RedisServer, _ body: (RESPClient) async throws -> Result) async throws -> Result {
-        let client = try RESPClient(configuration: RESPConfiguration(host: "127.0.0.1", port: redis.port))
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
-    }
-
     @Test func aKeyOfTheWrongTypeCostsOnlyItsOwnCallsNotTheStore() async throws {
         let logs = LogRecorder()
         try await ScaleOutFixture.with(logs: logs) { fixture, redis, replicas in
             let shared = try #require(replicas[0].service.sharedState)
             let broken = shared.tokenKey(TokenCacheKey(provider: Self.acme, context: .trip(ContextID("trip-broken")!)))
-            try await Self.withRedis(redis) { client in
-                _ = try await client.send(["HSET", broken, "field", "value"])
-            }
+            try await redis.withClient { client in try await client.send(["HSET", broken, "field", "value"]) }
             // GET on a hash: WRONGTYPE. That request is answered (minted here), and nothing else changes.
             #expect(try await replicas[0].consumerToken("trip-broken").status == 200)
             let scrape = try await replicas[0].scrape()
@@ -52,9 +37,7 @@ struct SharedStoreRefusalTests {
         try await ScaleOutFixture.with(sharedStateExtra: "  lockTimeout: 5s") { fixture, redis, replicas in
             let shared = try #require(replicas[0].service.sharedState)
             let lock = shared.lockKey(TokenCacheKey(provider: Self.acme, context: .trip(ContextID("trip-stuck")!)))
-            try await Self.withRedis(redis) { client in
-                _ = try await client.send(["SET", lock, "a-replica-long-gone"])
-            }
+            try await redis.withClient { client in try await client.send(["SET", lock, "a-replica-long-gone"]) }
             let started = ContinuousClock.now
             #expect(try await replicas[0].consumerToken("trip-stuck").status == 200)
             // Taken over at once: not after twice lockTimeout, and the token is stored for the others.
@@ -64,7 +47,7 @@ struct SharedStoreRefusalTests {
             #expect(try await replicas[1].consumerToken("trip-stuck").status == 200)
             #expect(fixture.totalBackendCalls == calls)
             // The lock was released like any other.
-            let remaining = try await Self.withRedis(redis) { client in try await client.send(["EXISTS", lock]).integer }
+            let remaining = try await redis.withClient { client in try await client.send(["EXISTS", lock]).integer }
             #expect(remaining == 0)
         }
     }

@@ -17,9 +17,13 @@ import Darwin
 ///   `maxConnections` is closed as soon as it is accepted, before any handler or read: the client sees the
 ///   connection end at once and can go elsewhere. Each one is counted (`tokengate_connections_refused_total`)
 ///   and logged, at most one line per ten seconds carrying the count since the last.
-/// - **Out of file descriptors.** When `accept(2)` fails with `EMFILE` or `ENFILE`, NIO fires the error on this
-///   pipeline and its `AcceptBackoffHandler` (further down) retries a second later without a word; this handler
-///   logs it first (rate-limited the same way), since an operator must raise `ulimit -n` or lower the cap.
+/// - **Out of file descriptors.** When `accept(2)` fails with `EMFILE` or `ENFILE`, the connection stays in the
+///   kernel's backlog and the listening socket stays readable. NIO keeps its read pending after a failed accept, so
+///   the socket stays registered with epoll and the accept fails again at once, forever: a busy loop that starved
+///   every other connection (NIO's `AcceptBackoffHandler` only delays the *next* read, which never comes). This
+///   handler pauses the read instead (which unregisters the socket), for 50 ms doubling up to a second while the
+///   failures go on, then resumes; it logs the failure (rate-limited the same way), since an operator must raise
+///   `ulimit -n` or lower the cap.
 ///
 /// Hummingbird has no hook into the listening socket's pipeline before it binds, so `GatewayApplication` adds this
 /// handler from `onServerRunning`, before it announces the port. Connections accepted in between (a few
@@ -44,6 +48,13 @@ final class ListenerGuard: ChannelInboundHandler {
     private var open = 0
     private var limitLog = RateLimitedLog()
     private var descriptorLog = RateLimitedLog()
+    /// The pause after the last failed accept; zero once an accept succeeds.
+    private var backoff = TimeAmount.zero
+    private var resumption: Scheduled<Void>?
+
+    /// The first pause after a failed accept, and the longest.
+    static let firstBackoff = TimeAmount.milliseconds(50)
+    static let maxBackoff = TimeAmount.seconds(1)
 
     init(maxConnections: Int, listener: Listener, logger: Logger) {
         self.maxConnections = maxConnections
@@ -81,6 +92,7 @@ final class ListenerGuard: ChannelInboundHandler {
             return
         }
         open += 1
+        backoff = .zero
         connection.closeFuture.hop(to: context.eventLoop).assumeIsolated().whenComplete { _ in self.open -= 1 }
         context.fireChannelRead(data)
     }
@@ -96,8 +108,29 @@ final class ListenerGuard: ChannelInboundHandler {
                         "open_connections": "\(open)",
                     ])
             }
+            pauseAccepting(context: context)
         }
         context.fireErrorCaught(error)
+    }
+
+    /// Stops accepting for the back-off, then resumes. Switching `autoRead` on and off makes NIO pause the read it
+    /// still has pending, which unregisters the socket from epoll; resuming restores `autoRead` (or, off, asks for
+    /// one read as the server's async sequence would).
+    private func pauseAccepting(context: ChannelHandlerContext) {
+        guard resumption == nil, let options = context.channel.syncOptions else { return }
+        backoff = backoff == .zero ? Self.firstBackoff : min(backoff * 2, Self.maxBackoff)
+        let autoRead = (try? options.getOption(.autoRead)) ?? false
+        try? options.setOption(.autoRead, value: true)
+        try? options.setOption(.autoRead, value: false)
+        resumption = context.eventLoop.assumeIsolated().scheduleTask(in: backoff) {
+            self.resumption = nil
+            if autoRead { try? context.channel.syncOptions?.setOption(.autoRead, value: true) } else { context.read() }
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        resumption?.cancel()
+        resumption = nil
     }
 }
 

@@ -48,9 +48,11 @@ struct CLIRunner {
         try Data(contentsOf: directory.appending(path: name))
     }
 
-    /// Runs `tokengate arguments…`, feeding `stdin` if given, with `environment` added to this process's.
+    /// Runs `tokengate arguments…`, feeding `stdin` if given, with `environment` added to this process's; with
+    /// `openFileLimit`, under that `RLIMIT_NOFILE` (soft and hard, set by `sh`, which then execs it).
     func run(
-        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], openFileLimit: Int? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws
         -> CLIResult
     {
@@ -72,6 +74,10 @@ struct CLIRunner {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let openFileLimit {
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", executable.path] + arguments
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.currentDirectoryURL = directory
         process.standardOutput = outHandle

@@ -58,7 +58,8 @@ import Darwin
     }
 
     /// `serve` raises its soft open-file limit to the hard one (a soft 1024 would refuse connections long before
-    /// `maxConnections`), and warns when even the hard limit is too low.
+    /// `maxConnections`), lowers the connection cap to fit when even the hard limit is too low, and refuses to start
+    /// when not even the admin cap and a reserve fit.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/limits")))
     func serveRaisesItsOpenFileLimitAndWarnsWhenTheHardLimitIsTooLow() async throws {
         try await withCLI { cli in
@@ -73,10 +74,23 @@ import Darwin
             #expect(!roomy.stderr.contains("is below server.maxConnections"), "\(roomy.stderr)")
             #expect(try await roomy.stop() == 0)
 
+            // Too low for the default cap of 10,000: the cap is lowered to fit, beside the admin cap and the reserve.
             let tight = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"], openFileLimits: (1024, 2048))
             #expect(try openFiles(tight.pid) == ["2048", "2048"])
-            #expect(tight.stderr.contains("the open-file limit (2048, hard limit 2048) is below server.maxConnections + server.admin.maxConnections + 256 (10512)"), "\(tight.stderr)")
+            #expect(
+                tight.stderr.contains(
+                    "server.maxConnections lowered from 10000 to 1536 to fit the open-file limit (2048, hard limit 2048) beside server.admin.maxConnections (256) and 256 descriptors"
+                ), "\(tight.stderr)")
             #expect(try await tight.stop() == 0)
+
+            // Too low for the admin cap and the reserve: refused at start, saying what to raise.
+            let refused = try await cli.run(["serve", "--config", "config.yaml", "--port", "0", "--admin-port", "0"], openFileLimit: 500)
+            #expect(refused.status == 2, "\(refused)")
+            #expect(
+                refused.stderr.contains(
+                    "the open-file limit (500, hard limit 500) cannot hold server.admin.maxConnections (256), 256 descriptors for the gateway's own files and calls, and 64 public connections"
+                ), "\(refused)")
+            #expect(!refused.stdout.contains("tokengate listening"))
         }
     }
 
@@ -99,6 +113,12 @@ import Darwin
             let logged = try await server.waitForStderr(containing: "cannot accept connections: out of file descriptors")
             #expect(logged, "\(server.stderr)")
             #expect(server.stderr.contains("errno=EMFILE"))
+            // While connections wait that cannot be accepted, accepting backs off instead of failing again at once:
+            // the process idles (the busy loop this replaced took a whole core and millions of failed accepts).
+            let before = try Self.cpuTicks(server.pid)
+            try await Task.sleep(for: .seconds(2))
+            let busy = Double(try Self.cpuTicks(server.pid) - before) / Double(sysconf(Int32(_SC_CLK_TCK))) / 2
+            #expect(busy < 0.3, "\(Int(busy * 100)) % of a core while out of descriptors")
             for connection in connections { await connection.close() }
             connections = []
             // NIO retries accepting a second after EMFILE; the queued and new connections are served.
@@ -110,8 +130,21 @@ import Darwin
                 if !served { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(served)
+            let metrics = try await RawConnection.open(port: try #require(server.adminPort), receiveTimeout: .seconds(5))
+            try await metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            let scrape = MetricsScrape(try await metrics.readResponse()?.text ?? "")
+            let failures = try #require(scrape["tokengate_accept_failures_total", ["reason": "file_descriptors", "listener": "public"]])
+            #expect(failures >= 1 && failures < 1000, "\(failures) failed accepts")
             #expect(try await server.stop() == 0)
         }
+    }
+
+    /// User and system CPU time the process has used, in clock ticks.
+    static func cpuTicks(_ pid: Int32) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // Fields after the command name (which may hold spaces) start after its closing parenthesis.
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+        return Int(fields[11])! + Int(fields[12])!
     }
 }
 

@@ -88,7 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
                 server.admin?.port = adminPort
             }
             logProviders(generation, logger: logger)
-            checkFileDescriptorLimit(server, logger: logger)
+            try fitConnectionsToFileDescriptorLimit(&server, logger: logger)
             let audit: AuditLog
             do {
                 audit = try AuditLog(generation.configuration.audit, logger: logger)
@@ -213,19 +213,39 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// Raises the open-file limit as far as allowed and warns when it is still below what the listeners may need:
-    /// `maxConnections` on the public port, the admin port's own cap, and a margin for key files, JWKS and upstream
-    /// calls.
-    private func checkFileDescriptorLimit(_ server: ServerSettings, logger: Logger) {
+    /// Raises the open-file limit as far as allowed, then makes the connection caps fit under it: the public
+    /// listener's `maxConnections`, the admin listener's own cap, and a reserve of descriptors for everything
+    /// else (key files, JWKS and upstream calls, Redis, the audit log). Connections past a cap are refused at once;
+    /// connections past the descriptor limit would fail every accept and leave nothing for the rest. When the limit
+    /// is too low, the public cap is lowered to fit, loudly; when even the admin cap and the reserve do not fit, the
+    /// gateway refuses to start.
+    private func fitConnectionsToFileDescriptorLimit(_ server: inout ServerSettings, logger: Logger) throws {
         guard let (soft, hard) = FileDescriptorLimit.raiseToHardLimit() else { return }
-        let needed = UInt64(server.maxConnections) + UInt64(server.admin?.maxConnections ?? 0) + 256
         logger.info("open-file limit", metadata: ["soft": "\(soft)", "hard": "\(hard)"])
-        if soft < needed {
-            logger.warning(
-                "the open-file limit (\(soft), hard limit \(hard)) is below server.maxConnections + server.admin.maxConnections + 256 (\(needed)): connections beyond it are refused with 'out of file descriptors'; raise the hard limit (LimitNOFILE= under systemd, ulimit -Hn) or lower server.maxConnections"
-            )
+        let admin = UInt64(server.admin?.maxConnections ?? 0)
+        let reserve = UInt64(Self.reservedFileDescriptors)
+        guard soft < UInt64(server.maxConnections) + admin + reserve else { return }
+        let fitting = soft > admin + reserve ? soft - admin - reserve : 0
+        guard fitting >= UInt64(Self.fewestConnections) else {
+            throw CLIFailure(
+                .usage,
+                "the open-file limit (\(soft), hard limit \(hard)) cannot hold server.admin.maxConnections (\(admin)), "
+                    + "\(reserve) descriptors for the gateway's own files and calls, and \(Self.fewestConnections) public connections; "
+                    + "raise the hard limit (LimitNOFILE= under systemd, ulimit -Hn) or lower server.admin.maxConnections")
         }
+        logger.warning(
+            """
+            server.maxConnections lowered from \(server.maxConnections) to \(fitting) to fit the open-file limit (\(soft), hard limit \(hard)) \
+            beside server.admin.maxConnections (\(admin)) and \(reserve) descriptors for the gateway's own files and calls; \
+            raise the hard limit (LimitNOFILE= under systemd, ulimit -Hn) to allow more
+            """)
+        server.maxConnections = Int(fitting)
     }
+
+    /// Descriptors kept free of connections: key and audit files, JWKS, authorizer and upstream calls, Redis.
+    static let reservedFileDescriptors = 256
+    /// The fewest public connections worth starting with.
+    static let fewestConnections = 64
 
     /// The demo API key of the bundled config.yaml, published in the README.
     static let demoAPIKey = "tg_demo_not_a_secret"

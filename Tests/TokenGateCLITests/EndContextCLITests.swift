@@ -30,8 +30,7 @@ import Testing
         try await withCLI { cli in
             try cli.write("config.yaml", try Self.configuration())
             let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
-            for _ in 0..<200 where server.adminPort == nil { try await Task.sleep(for: .milliseconds(25)) }
-            let adminURL = "http://127.0.0.1:\(try #require(server.adminPort))"
+            let adminURL = "http://127.0.0.1:\(try await server.listeningAdminPort())"
             let token = "http://127.0.0.1:\(server.port)/v1/providers/\(CLIFixtures.providerID)/tokens/consumer?tripId=t-1"
             #expect(try await Self.status(token) == 200)
             let environment = ["TOKENGATE_ADMIN_KEY": Self.adminKey]

@@ -38,7 +38,7 @@ import TokenGateTesting
                           - { name: app, type: api-key, keySha256: \(digest), allow: { consumer: any } }
                     """)
                 let serve = try await ServeProcess.start(cli, ["--config", "config.yaml"])
-                let adminPort = try #require(serve.adminPort)
+                let adminPort = try await serve.listeningAdminPort()
                 let admin = RunningGateway.Endpoint(baseURL: "http://127.0.0.1:\(adminPort)")
                 let gateway = RunningGateway.Endpoint(baseURL: "http://127.0.0.1:\(serve.port)")
                 #expect(try await eventually { (try? await admin.get("/readyz").status) == 200 })

@@ -49,8 +49,7 @@ import Testing
 
             // The metrics are on the admin port, which `serve` names on standard output; never on the public one.
             #expect(try await Self.get(base + "/metrics").status == 404)
-            for _ in 0..<200 where server.adminPort == nil { try await Task.sleep(for: .milliseconds(25)) }
-            let adminPort = try #require(server.adminPort)
+            let adminPort = try await server.listeningAdminPort()
             let metrics = try await Self.get("http://127.0.0.1:\(adminPort)/metrics")
             #expect(metrics.status == 200)
             let text = String(decoding: metrics.body, as: UTF8.self)

@@ -17,8 +17,7 @@ import FoundationNetworking
             try cli.write("config.yaml", config)
             let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--pid-file", "gateway.pid"])
             // The generation is on the admin listener's /readyz (the public one says only whether it is ready).
-            for _ in 0..<200 where server.adminPort == nil { try await Task.sleep(for: .milliseconds(25)) }
-            let port = try #require(server.adminPort)
+            let port = try await server.listeningAdminPort()
             #expect(try await Self.generation(port) == 1)
             let pid = try #require(Int32(String(decoding: try cli.read("gateway.pid"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(pid == server.pid)

@@ -103,8 +103,7 @@ import Darwin
             let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
             // Both listeners up before the limit drops: an admin socket still to open would fail with EMFILE and
             // stop the whole process (a loaded CI run saw exactly that as a refused connection).
-            for _ in 0..<400 where server.adminPort == nil { try await Task.sleep(for: .milliseconds(25)) }
-            try #require(server.adminPort != nil, "\(server.stderr)")
+            let adminPort = try await server.listeningAdminPort()
             let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count
             let limited = try await cli.runTool("/usr/bin/prlimit", ["--pid", "\(server.pid)", "--nofile=\(open + 4):\(open + 4)"])
             try #require(limited == 0)
@@ -130,7 +129,7 @@ import Darwin
                 if !served { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(served)
-            let metrics = try await RawConnection.open(port: try #require(server.adminPort), receiveTimeout: .seconds(5))
+            let metrics = try await RawConnection.open(port: adminPort, receiveTimeout: .seconds(5))
             try await metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             let scrape = MetricsScrape(try await metrics.readResponse()?.text ?? "")
             let failures = try #require(scrape["tokengate_accept_failures_total", ["reason": "file_descriptors", "listener": "public"]])

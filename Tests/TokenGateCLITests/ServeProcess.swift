@@ -27,6 +27,22 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
             .flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
     }
 
+    /// The admin listener's port once `serve` has printed it (bounded wait: the admin listener may start a moment
+    /// after the public one); records an issue and throws if it never does.
+    func listeningAdminPort(sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
+        for _ in 0..<400 {
+            if let adminPort { return adminPort }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        Issue.record("tokengate serve printed no admin listener line:\n\(stderr)", sourceLocation: sourceLocation)
+        throw CancellationError()
+    }
+
+    /// A test that ends early (a failed `#require`) never reaches `stop()`: the process must not outlive it.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// Everything written to standard error so far.
     var stderr: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 

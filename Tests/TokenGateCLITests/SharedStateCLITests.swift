@@ -41,7 +41,7 @@ struct SharedStateCLITests {
 
                 let first = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
                 let second = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
-                for _ in 0..<200 where first.adminPort == nil || second.adminPort == nil { try await Task.sleep(for: .milliseconds(25)) }
+                let adminPorts = [try await first.listeningAdminPort(), try await second.listeningAdminPort()]
                 let path = "/v1/providers/\(CLIFixtures.providerID)/tokens/consumer?tripId=t-shared"
                 let fromFirst = try await Self.get("http://127.0.0.1:\(first.port)\(path)")
                 let fromSecond = try await Self.get("http://127.0.0.1:\(second.port)\(path)")
@@ -54,8 +54,8 @@ struct SharedStateCLITests {
                 #expect(try token(fromFirst.body) != nil)
                 #expect(try token(fromFirst.body) == token(fromSecond.body))
                 var calls = 0.0
-                for server in [first, second] {
-                    let metrics = try await Self.get("http://127.0.0.1:\(try #require(server.adminPort))/metrics", bearer: nil).body
+                for adminPort in adminPorts {
+                    let metrics = try await Self.get("http://127.0.0.1:\(adminPort)/metrics", bearer: nil).body
                     calls += MetricsScrape(metrics)["tokengate_backend_calls_total", ["provider": CLIFixtures.providerID, "token_type": "consumer"]] ?? 0
                     #expect(MetricsScrape(metrics)["tokengate_shared_state_up"] == 1)
                 }

@@ -67,7 +67,7 @@ public struct TokenRoutes: Sendable {
         var providers = JSONObject()
         var allReady = true
         for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
-            let readiness = runtime.readiness
+            let readiness = generation.readiness(of: runtime)
             allReady = allReady && readiness.isReady
             guard detailed else { continue }
             var entry: JSONObject = ["state": .string(readiness.state.rawValue)]

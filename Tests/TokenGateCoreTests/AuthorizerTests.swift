@@ -49,7 +49,8 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         ]
         return ProviderAuthorizer(
             provider: Self.acme, clients: clients, transport: transport, metrics: metrics,
-            answers: AuthorizerDecisionCache(clock: clock.clock, maxEntries: maxEntries))
+            answers: AuthorizerDecisionCache(clock: clock.clock, maxEntries: maxEntries),
+            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.clock, metrics: .none))
     }
 
     static func rider(_ subject: String? = "user-1") -> AuthenticatedCaller {
@@ -186,7 +187,8 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         let pathAuthorizer = ProviderAuthorizer(
             provider: Self.acme,
             clients: [ClientConfig(name: "rider-app", credential: .apiKey(sha256: []), allow: [.consumer: .anyContext], authorizer: settings)],
-            transport: transport, metrics: metrics, answers: AuthorizerDecisionCache(clock: clock.clock))
+            transport: transport, metrics: metrics, answers: AuthorizerDecisionCache(clock: clock.clock),
+            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.clock, metrics: .none))
         #expect(await outcome(pathAuthorizer, Self.rider("..")) == .forbidden)
         #expect(transport.calls == 0)
     }

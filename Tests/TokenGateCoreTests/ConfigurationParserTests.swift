@@ -64,6 +64,39 @@ import TokenGateCore
         #expect(error(wrong) == "config.yaml:7:38: defaults.rateLimits.caller.shadow: expected true or false, got 'maybe'")
     }
 
+    /// `maxConcurrentCalls`, `queueTimeout` and `circuitBreaker` are the core's keys of `backend:`: read by it, and
+    /// taken out of the section the plugin validates.
+    @Test func theBackendGuardKeysAreTheCoresAndThePluginNeverSeesThem() throws {
+        let text = Self.valid.replacingOccurrences(
+            of: "      anything: the plugin validates this\n",
+            with: "      maxConcurrentCalls: 8\n      queueTimeout: 250ms\n      circuitBreaker: { consecutiveFailures: 3, openFor: 2s }\n")
+        let provider = try #require(try parse(text).providers[ProviderID("acme-rides")!])
+        #expect(provider.backendGuard.maxConcurrentCalls == 8)
+        #expect(provider.backendGuard.queueTimeout == .milliseconds(250))
+        #expect(provider.backendGuard.circuitBreaker?.consecutiveFailures == 3)
+        #expect(provider.backendGuard.circuitBreaker?.openFor == .seconds(2))
+        #expect(provider.backendGuard.circuitBreaker?.failureRatio == 0.5)
+        #expect(try provider.backendSection.entries().map(\.key) == ["type"])
+
+        let defaults = try #require(try parse(Self.valid).providers[ProviderID("acme-rides")!])
+        #expect(defaults.backendGuard == BackendGuardSettings())
+        let off = Self.valid.replacingOccurrences(of: "      anything: the plugin validates this\n", with: "      circuitBreaker: off\n")
+        #expect(try parse(off).providers[ProviderID("acme-rides")!]?.backendGuard.circuitBreaker == nil)
+    }
+
+    @Test(arguments: [
+        ("maxConcurrentCalls: 0", "config.yaml:13:27: providers.acme-rides.backend.maxConcurrentCalls: must be between 1 and 10000"),
+        ("queueTimeout: 2m", "config.yaml:13:21: providers.acme-rides.backend.queueTimeout: must be at most 30s"),
+        ("circuitBreaker: on", "config.yaml:13:23: providers.acme-rides.backend.circuitBreaker: expected off or a mapping"),
+        ("circuitBreaker: { failureRatio: 1.5 }", "config.yaml:13:39: providers.acme-rides.backend.circuitBreaker.failureRatio: expected a ratio above 0"),
+        ("circuitBreaker: { openFor: 50ms }", "config.yaml:13:34: providers.acme-rides.backend.circuitBreaker.openFor: must be between 100ms and 10m"),
+        ("circuitBreaker: { opensAfter: 5 }", "config.yaml:13:25: providers.acme-rides.backend.circuitBreaker.opensAfter: unknown key"),
+    ])
+    func aBrokenGuardSettingIsLocated(line: String, expected: String) {
+        let message = error(Self.valid.replacingOccurrences(of: "anything: the plugin validates this", with: line))
+        #expect(message.hasPrefix(expected), "\(message)")
+    }
+
     @Test(arguments: [
         ("server:\n  port: \"8080\"\nproviders: {}\n",
          #"config.yaml:2:9: server.port: expected an integer, got the quoted string "8080""#),

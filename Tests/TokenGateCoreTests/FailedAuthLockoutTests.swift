@@ -25,7 +25,7 @@ import TokenGateTesting
         let yaml = """
             providers:
               acme-rides:
-                backend: { type: inert }
+                backend: { type: inert, circuitBreaker: off }
                 clients:
                   - { name: acme-backend, type: api-key, keySha256: \(digest), allow: { consumer: any } }
                   - name: rider-app

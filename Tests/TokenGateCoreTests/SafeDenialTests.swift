@@ -29,7 +29,7 @@ import TokenGateTesting
               rateLimits: { failedAuth: { rate: 60000/min, burst: 10000 }, failedAuthPerPeer: { rate: 60/min, burst: 5 } }
             providers:
               acme-rides:
-                backend: { type: inert }
+                backend: { type: inert, circuitBreaker: off }
                 clients:
                   - { name: acme-backend, type: api-key, keySha256: \(try digest(Self.acmeKey)), allow: { consumer: any } }
                   - { name: acme-old, type: api-key, keySha256: \(try digest("tg_acme_old")), allow: { consumer: any }, revoked: true }
@@ -40,7 +40,7 @@ import TokenGateTesting
                     audience: \(TestIdentityProvider.audience)
                     allow: { consumer: { claim: trips } }
               zoom-cabs:
-                backend: { type: inert }
+                backend: { type: inert, circuitBreaker: off }
                 clients:
                   - { name: zoom-backend, type: api-key, keySha256: \(try digest(Self.zoomKey)), allow: { consumer: any } }
             """

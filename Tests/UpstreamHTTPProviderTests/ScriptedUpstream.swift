@@ -16,6 +16,8 @@ final class ScriptedUpstream: Sendable {
         case trickle(interval: TimeAmount)
         /// Declares `declaredLength` bytes, sends `body`, then closes the connection.
         case truncate(declaredLength: Int, body: [UInt8])
+        /// The action `make` picks for the request (a token minted for the trip it names).
+        case answer(@Sendable (Received) -> Action)
 
         static func json(_ text: String, status: Int = 200) -> Action {
             .respond(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
@@ -137,7 +139,9 @@ private final class Handler: ChannelInboundHandler {
                 headers: head.headers.map { ($0.name, $0.value) },
                 body: body
             )
-            perform(upstream.next(for: request), context: context)
+            var action = upstream.next(for: request)
+            if case .answer(let make) = action { action = make(request) }
+            perform(action, context: context)
         }
     }
 
@@ -159,7 +163,7 @@ private final class Handler: ChannelInboundHandler {
                 }
             }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        case .neverAnswer:
+        case .neverAnswer, .answer:
             break
         case .trickle(let interval):
             var fields = HTTPHeaders()

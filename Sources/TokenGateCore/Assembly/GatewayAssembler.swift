@@ -139,26 +139,58 @@ public struct GatewayAssembler: Sendable {
     }
 
     /// Builds the generation of configuration text that came from `file`.
+    ///
+    /// With a `previous` generation (a reload), a tenant file (`providers: { include: … }`) that does not parse or
+    /// build leaves its tenant on the previous generation's runtime, as it was, and says so in
+    /// ``GatewayGeneration/staleTenants``; anything else that fails fails the whole build.
     public func build(
         bytes: [UInt8], file: ConfigFile, previous: GatewayGeneration? = nil, only: ProviderID? = nil
     ) async throws -> GatewayGeneration {
-        let configuration = try ConfigurationParser().parse(ConfigNode.parse(bytes, file: file), only: only)
+        let root = try ConfigNode.parse(bytes, file: file)
+        var configuration: GatewayConfiguration
+        var broken: [String: ConfigError] = [:]
+        if previous != nil, only == nil {
+            (configuration, broken) = try ConfigurationParser().parseKeepingBrokenTenants(root)
+        } else {
+            configuration = try ConfigurationParser().parse(root, only: only)
+        }
         var keySets = KeySetDirectory.Builder(
             previous: previous?.keySets, fetcher: jwksFetcher, clock: clock, logger: logger, metrics: metrics)
         var providers: [ProviderID: ProviderRuntime] = [:]
         for (id, settings) in configuration.providers.sorted(by: { $0.key < $1.key }) {
-            providers[id] = try await makeRuntime(
-                settings, keySets: &keySets, previous: previous?.providers[id], replicas: configuration.sharedState?.replicas)
+            do {
+                providers[id] = try await makeRuntime(
+                    settings, keySets: &keySets, previous: previous?.providers[id], replicas: configuration.sharedState?.replicas)
+            } catch where previous != nil && configuration.providerFiles[id] != nil {
+                broken[configuration.providerFiles[id]!] = error as? ConfigError ?? settings.backendSection.error("\(error)")
+                configuration.providers[id] = nil
+                configuration.providerFiles[id] = nil
+            }
         }
+        var stale: [ProviderID: ConfigError] = [:]
+        if let previous {
+            for (id, path) in previous.configuration.providerFiles.sorted(by: { $0.key < $1.key }) {
+                guard let error = broken[path], configuration.providers[id] == nil, let kept = previous.providers[id] else { continue }
+                providers[id] = kept
+                configuration.providers[id] = kept.settings
+                configuration.providerFiles[id] = path
+                stale[id] = error
+                // Its key sets stay in the directory, refreshed as before.
+                for set in kept.keys.remoteSets + kept.authenticator.remoteKeySets { _ = keySets.keySet(for: set.url) }
+            }
+        }
+        let included: [UInt8] = configuration.includedFiles.flatMap { file -> [UInt8] in Array(file.path.utf8) + [0] + file.bytes }
         return GatewayGeneration(
             number: (previous?.number ?? 0) + 1,
-            configurationDigest: HexBytes.encode(try Digest.sha256(bytes)),
+            configurationDigest: HexBytes.encode(try Digest.sha256(bytes + included)),
             configuration: configuration,
             providers: providers,
             keySets: keySets.build(),
             apiKeyOwners: Self.apiKeyOwners(providers),
             metrics: metrics,
-            warnings: file.diagnostics.all
+            warnings: file.diagnostics.all,
+            staleTenants: stale,
+            brokenTenantFiles: broken
         )
     }
 
@@ -206,9 +238,14 @@ public struct GatewayAssembler: Sendable {
         let keepsClients = previous?.fingerprints.clients == fingerprints.clients
         let hasAuthorizer = settings.clients.contains { $0.authorizer != nil }
         let metrics = metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: hasAuthorizer)
+        // An open circuit stays open across a reload that keeps what it guards.
+        let keepsGuards = previous?.settings.backendGuard == settings.backendGuard
+        let backendGuard = keepsBackend && keepsGuards
+            ? previous!.backendGuard : makeGuard(.backend, settings)
         let authorizer = ProviderAuthorizer(
             provider: settings.id, clients: settings.clients, transport: authorizerTransport, metrics: metrics,
-            answers: keepsClients ? previous!.authorizer.answers : AuthorizerDecisionCache(clock: clock))
+            answers: keepsClients ? previous!.authorizer.answers : AuthorizerDecisionCache(clock: clock),
+            guard: keepsClients && keepsGuards ? previous!.authorizer.callGuard : makeGuard(.authorizer, settings, counted: hasAuthorizer))
         let shadowLog = ShadowRefusalLog(logger: logger, clock: clock)
         // Unchanged limits keep their buckets: nobody's allowance resets on reload.
         let buckets = previous?.fingerprints.limits == fingerprints.limits
@@ -217,6 +254,7 @@ public struct GatewayAssembler: Sendable {
             settings: settings,
             backend: backend,
             keys: keys,
+            backendGuard: backendGuard,
             authenticator: keepsClients ? previous!.authenticator : authenticator,
             authorizer: authorizer,
             cache: keepsBackend ? previous!.cache : TokenCache(policy: Self.cachePolicy(settings.cache, replicas: replicas), clock: clock),
@@ -230,6 +268,13 @@ public struct GatewayAssembler: Sendable {
             metrics: metrics,
             fingerprints: fingerprints
         )
+    }
+
+    /// `counted`: whether the guard's instruments are made (no authorizer, no authorizer series).
+    private func makeGuard(_ kind: BackendGuard.CallKind, _ settings: ProviderSettings, counted: Bool = true) -> BackendGuard {
+        BackendGuard(
+            kind, settings: settings.backendGuard, clock: clock,
+            metrics: counted ? metrics.guardMetrics(settings.id, call: kind) : .none)
     }
 
     /// A token must outlive the cache's `minRemaining` to be served at all, and should outlive `refreshBefore`, or

@@ -23,6 +23,13 @@ public final class GatewayGeneration: Sendable {
     public let warnings: [ConfigError]
     /// The instruments it counts with (the assembler's, the same for every generation of one gateway).
     public let metrics: GatewayMetrics
+    /// Tenants whose file did not parse or build on the reload that made this generation: each serves the
+    /// configuration it had before, and the error says why (file, line, column). Shown in `/readyz` as
+    /// `stale_config`.
+    public let staleTenants: [ProviderID: ConfigError]
+    /// Every tenant file that did not parse or build, by path: the stale tenants' and those of new tenants
+    /// (which are not served).
+    public let brokenTenantFiles: [String: ConfigError]
 
     init(
         number: Int,
@@ -32,8 +39,12 @@ public final class GatewayGeneration: Sendable {
         keySets: KeySetDirectory,
         apiKeyOwners: [[UInt8]: [ProviderID]],
         metrics: GatewayMetrics,
-        warnings: [ConfigError] = []
+        warnings: [ConfigError] = [],
+        staleTenants: [ProviderID: ConfigError] = [:],
+        brokenTenantFiles: [String: ConfigError] = [:]
     ) {
+        self.staleTenants = staleTenants
+        self.brokenTenantFiles = brokenTenantFiles
         self.metrics = metrics
         self.number = number
         self.configurationDigest = configurationDigest
@@ -49,6 +60,15 @@ public final class GatewayGeneration: Sendable {
     public var services: [any Service] {
         let backends = providers.keys.sorted().compactMap { providers[$0]?.backend.backgroundWork }
         return keySets.refreshers + backends
+    }
+
+    /// The readiness of `runtime`, one of this generation's providers: its own, and `degraded` while it serves a
+    /// configuration its tenant file no longer parses to.
+    public func readiness(of runtime: ProviderRuntime) -> ProviderReadiness {
+        let own = runtime.readiness
+        guard let error = staleTenants[runtime.id] else { return own }
+        let reasons = own.reasons + ["stale_config: serving the last good configuration; \(error)"]
+        return ProviderReadiness(state: own.state == .notReady ? .notReady : .degraded, reasons: reasons)
     }
 
     /// Every verification key that came from a certificate, with when the certificate expires.

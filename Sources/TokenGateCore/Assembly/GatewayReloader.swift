@@ -111,6 +111,13 @@ public final class GatewayReloader: Service {
         signalSwap()
         assembler.metrics.recordReload(.success)
         for warning in next.warnings { logger.warning("configuration: \(warning)") }
+        for (path, error) in next.brokenTenantFiles.sorted(by: { $0.key < $1.key }) {
+            let kept = next.configuration.providerFiles.filter { $0.value == path && next.staleTenants[$0.key] != nil }.keys
+            logger.error(
+                kept.isEmpty
+                    ? "tenant file not applied; its tenant is not served" : "tenant file not applied; its tenant keeps its last good configuration",
+                metadata: ["file": "\(path)", "provider": "\(kept.map(\.rawValue).sorted().joined(separator: ","))", "reason": "\(error)"])
+        }
         var listenerSettings = next.configuration.server
         listenerSettings.tls = previous.configuration.server.tls
         let tlsSwitched = (next.configuration.server.tls == nil) != (previous.configuration.server.tls == nil)
@@ -217,7 +224,14 @@ public final class GatewayReloader: Service {
     private static func watchDigest(of configurationPath: String, environment: [String: String]) -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: configurationPath) else { return nil }
         let file = ConfigFile(path: configurationPath, environment: environment)
-        let text = (try? ConfigNode.parse([UInt8](data), file: file).fingerprintText()) ?? ""
+        let root = try? ConfigNode.parse([UInt8](data), file: file)
+        var text = root?.fingerprintText() ?? ""
+        // Tenant files: their names (one added or removed is a change) and contents, with the files they name.
+        for tenant in root.map(TenantFiles.files(of:)) ?? [] {
+            text += "|\(tenant.path)=" + HexBytes.encode((try? Digest.sha256(tenant.bytes)) ?? [])
+            let tenantFile = ConfigFile(path: tenant.path, environment: environment)
+            text += (try? ConfigNode.parse(tenant.bytes, file: tenantFile).fingerprintText()) ?? ""
+        }
         return try? Digest.sha256([UInt8](data) + Array(text.utf8))
     }
 

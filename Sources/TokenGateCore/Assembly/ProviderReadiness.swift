@@ -40,6 +40,11 @@ extension ProviderRuntime {
         let backendReadiness = backend.readiness
         missing += backendReadiness.notReady
         stale += backendReadiness.degraded
+        for callGuard in [backendGuard, authorizer.callGuard] {
+            let circuit = callGuard.circuit
+            guard circuit.state != .closed else { continue }
+            stale.append("circuit_open: \(callGuard.kind.rawValue) calls refused (\(circuit.state.rawValue)) after \(circuit.reason ?? "failures")")
+        }
         if !missing.isEmpty { return ProviderReadiness(state: .notReady, reasons: missing + stale) }
         if !stale.isEmpty { return ProviderReadiness(state: .degraded, reasons: stale) }
         return ProviderReadiness(state: .ready, reasons: [])

@@ -13,6 +13,8 @@ public final class ProviderRuntime: Sendable {
     /// The backend its plugin built.
     public let backend: any TokenBackend
     let keys: ProviderKeys
+    /// Contains calls to the backend: a cap on calls in flight and a circuit breaker.
+    let backendGuard: BackendGuard
     let authenticator: CallerAuthenticator
     let authorizer: ProviderAuthorizer
     let cache: TokenCache<TokenContext, DeliveredToken>
@@ -32,6 +34,7 @@ public final class ProviderRuntime: Sendable {
         settings: ProviderSettings,
         backend: any TokenBackend,
         keys: ProviderKeys,
+        backendGuard: BackendGuard,
         authenticator: CallerAuthenticator,
         authorizer: ProviderAuthorizer,
         cache: TokenCache<TokenContext, DeliveredToken>,
@@ -44,6 +47,7 @@ public final class ProviderRuntime: Sendable {
         self.settings = settings
         self.backend = backend
         self.keys = keys
+        self.backendGuard = backendGuard
         self.authenticator = authenticator
         self.authorizer = authorizer
         self.cache = cache

@@ -160,6 +160,14 @@ public final class CallerAuthenticator: Sendable {
         }
     }
 
+    /// The shared key sets of every `jwksUrl:` client.
+    var remoteKeySets: [RemoteKeySet] {
+        sessionClients.compactMap { client in
+            guard case .remote(let set) = client.keys else { return nil }
+            return set
+        }
+    }
+
     /// The shared key sets of the `jwksUrl:` clients marked `requiredForReadiness`.
     var keySetsRequiredForReadiness: [RemoteKeySet] {
         sessionClients.compactMap { client in

@@ -18,12 +18,15 @@ final class ProviderAuthorizer: Sendable {
     private let metrics: ProviderMetrics
     /// The answers so far: handed on by a reload that keeps the clients.
     let answers: AuthorizerDecisionCache
+    /// Contains the calls: a cap on calls in flight and a circuit breaker, handed on with the answers.
+    let callGuard: BackendGuard
 
     /// The authorizers of `clients` that have one, asked through `transport`, remembering answers in `answers`.
     init(
         provider: ProviderID, clients: [ClientConfig], transport: any AuthorizerTransport, metrics: ProviderMetrics,
-        answers: AuthorizerDecisionCache
+        answers: AuthorizerDecisionCache, guard callGuard: BackendGuard
     ) {
+        self.callGuard = callGuard
         self.provider = provider
         var byName: [String: AuthorizerSettings] = [:]
         for client in clients { byName[client.name] = client.authorizer }
@@ -61,11 +64,18 @@ final class ProviderAuthorizer: Sendable {
         }
         let key = AuthorizerDecisionCache.Key(client: caller.name, subject: subject, context: context)
         let request = AuthorizerRequest(url: url, timeout: settings.timeout)
-        let (transport, metrics) = (self.transport, self.metrics)
+        let (transport, metrics, callGuard) = (self.transport, self.metrics, self.callGuard)
         let (verdict, source) = await answers.verdict(for: key, cacheFor: settings.cacheFor) {
-            let verdict = await Self.ask(transport, request)
-            metrics.recordAuthorizerCall(verdict.outcome)
-            return verdict
+            do {
+                return try await callGuard.run({
+                    let verdict = await Self.ask(transport, request)
+                    metrics.recordAuthorizerCall(verdict.outcome)
+                    return verdict
+                }, failed: { if case .unavailable = $0 { true } else { false } })
+            } catch {
+                // Refused by the guard (open circuit, no slot in time) or cancelled: no answer, never cached.
+                return .unavailable(why: (error as? TokenGateError)?.reason ?? "\(type(of: error))")
+            }
         }
         if source == .cache { metrics.recordAuthorizerCacheHit() }
         switch verdict {

@@ -77,6 +77,14 @@ public struct ConfigNode: Sendable {
         return items.enumerated().map { ConfigNode(yaml: $1, keyPath: "\(keyPath)[\($0)]", file: file) }
     }
 
+    /// This mapping without the entries whose keys are in `keys` (a section whose keys two owners share), or this
+    /// node itself when it is not a mapping.
+    func removing(_ keys: Set<String>) -> ConfigNode {
+        guard case .mapping(let entries) = yaml.content else { return self }
+        let kept = entries.filter { !keys.contains($0.key.value) }
+        return ConfigNode(yaml: YAMLNode(content: .mapping(kept), mark: yaml.mark), keyPath: keyPath, file: file, keyMark: keyMark)
+    }
+
     private func childPath(_ key: String) -> String { keyPath.isEmpty ? key : "\(keyPath).\(key)" }
 
     var kindName: String {

@@ -21,6 +21,14 @@ public struct ConfigurationParser: Sendable {
         return try parse(root, only: only, errors: &errors)
     }
 
+    /// Validates the document rooted at `root` as a reload does: an included tenant file that does not parse is
+    /// left out and its error returned by path (its tenant keeps its last good version); any other error throws.
+    public func parseKeepingBrokenTenants(_ root: ConfigNode) throws -> (configuration: GatewayConfiguration, broken: [String: ConfigError]) {
+        var errors = ErrorCollector(collects: false, keepsBrokenTenants: true)
+        let configuration = try parse(root, only: nil, errors: &errors)
+        return (configuration, errors.brokenTenantFiles)
+    }
+
     /// Validates the document rooted at `root` and reports every error it can find, not just the first: a broken
     /// section is skipped and the rest still checked. The configuration holds the providers that parsed.
     public func parseCollectingErrors(_ root: ConfigNode) -> (configuration: GatewayConfiguration?, errors: [ConfigError]) {
@@ -33,6 +41,20 @@ public struct ConfigurationParser: Sendable {
     struct ErrorCollector {
         let collects: Bool
         var errors: [ConfigError] = []
+        /// Whether an included tenant's error leaves that tenant out (recorded below) instead of failing the whole.
+        var keepsBrokenTenants = false
+        var brokenTenantFiles: [String: ConfigError] = [:]
+
+        /// Runs `body` for the tenant of the file at `path` (nil: written inline).
+        mutating func attempt<T>(tenantFile path: String?, _ body: () throws -> T) throws -> T? {
+            guard keepsBrokenTenants, let path else { return try attempt(body) }
+            do {
+                return try body()
+            } catch let error as ConfigError {
+                brokenTenantFiles[path] = error
+                return nil
+            }
+        }
 
         /// Runs `body`; a `ConfigError` is thrown on, or collected and nil returned.
         @discardableResult
@@ -73,29 +95,62 @@ public struct ConfigurationParser: Sendable {
             } ?? Defaults()
         }
         let providersNode = try document.required("providers")
-        var providers: [ProviderID: ProviderSettings] = [:]
-        let entries = try providersNode.entries()
+        let (entries, included) = try providerEntries(providersNode, errors: &errors)
         if let only, !entries.contains(where: { $0.key == only.rawValue }) {
             let known = entries.map(\.key).sorted().joined(separator: ", ")
             throw providersNode.error("no provider '\(only)'; it declares: \(known)")
         }
-        for (key, node) in entries where only == nil || key == only?.rawValue {
-            guard let id = ProviderID(key) else {
-                try errors.attempt {
+        var providers: [ProviderID: ProviderSettings] = [:]
+        var providerFiles: [ProviderID: String] = [:]
+        for (key, node, path) in entries where only == nil || key == only?.rawValue {
+            let parsed = try errors.attempt(tenantFile: path) { () throws -> ProviderSettings in
+                guard let id = ProviderID(key) else {
                     throw node.keyError(
-                        "'\(key)' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"
-                    )
+                        "'\(key)' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)")
                 }
-                continue
+                guard providers[id] == nil else {
+                    throw node.keyError("provider \(id) is declared twice (also in \(providerFiles[id] ?? node.file.displayPath))")
+                }
+                return try parseProvider(id, node, defaults: defaults)
             }
-            providers[id] = try errors.attempt { try parseProvider(id, node, defaults: defaults) }
+            guard let parsed else { continue }
+            providers[parsed.id] = parsed
+            providerFiles[parsed.id] = path
         }
         // When every provider failed, their errors say why; "declare one" would only mislead.
-        guard !providers.isEmpty || !errors.errors.isEmpty else { throw providersNode.error("declare at least one provider") }
+        guard !providers.isEmpty || !errors.errors.isEmpty || !errors.brokenTenantFiles.isEmpty else {
+            throw providersNode.error("declare at least one provider")
+        }
         warnIfPeersShareAProxysAddress(server, providers: providers, serverNode: document.optional("server"), root: root)
-        return GatewayConfiguration(
+        var configuration = GatewayConfiguration(
             server: server, providers: providers, audit: audit, adminKeys: adminKeys, endedContexts: endedContexts,
             sharedState: sharedState, tracing: tracing)
+        configuration.providerFiles = providerFiles
+        configuration.includedFiles = included
+        return configuration
+    }
+
+    /// The entries of `providers:`, inline ones first, then those of each included tenant file (with its path);
+    /// and the included files as read. A file that cannot be read is a located error (collected per file).
+    private func providerEntries(
+        _ providersNode: ConfigNode, errors: inout ErrorCollector
+    ) throws -> (entries: [(key: String, node: ConfigNode, path: String?)], files: [TenantFiles.File]) {
+        var entries: [(key: String, node: ConfigNode, path: String?)] = []
+        var includes: [ConfigNode] = []
+        for (key, node) in try providersNode.entries() {
+            if TenantFiles.isInclude(key, node) { includes.append(node) } else { entries.append((key, node, nil)) }
+        }
+        var files: [TenantFiles.File] = []
+        for include in includes {
+            for path in try TenantFiles.paths(include) {
+                guard let (file, key, node) = try errors.attempt(tenantFile: path, { try TenantFiles.read(path, like: include.file) }) else {
+                    continue
+                }
+                files.append(file)
+                entries.append((key, node, path))
+            }
+        }
+        return (entries, files)
     }
 
     /// A listener reachable from other hosts is usually behind a load balancer; without `trustedProxies` every
@@ -158,7 +213,8 @@ public struct ConfigurationParser: Sendable {
             answersGoogleSampleRoutes: try mapping.optional("compatibility").map(Self.parseCompatibility) ?? false,
             adminKeys: try mapping.optional("adminKeys").map(AdminKey.parseList) ?? [],
             backendType: try typeNode.nonEmptyString(),
-            backendSection: backend,
+            backendSection: backend.removing(BackendGuardSettings.keys),
+            backendGuard: try BackendGuardSettings.parse(backend: backend),
             clientsSection: clientsNode
         )
     }

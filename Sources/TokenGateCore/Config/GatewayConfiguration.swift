@@ -16,6 +16,10 @@ public struct GatewayConfiguration: Sendable {
     public var sharedState: SharedStateSettings?
     /// Where spans are exported, or nil for no tracing (the default).
     public var tracing: TracingSettings?
+    /// The tenant file each included provider came from (`providers: { include: … }`); inline ones are absent.
+    public var providerFiles: [ProviderID: String] = [:]
+    /// Every included tenant file as read, for the configuration's digest.
+    public var includedFiles: [TenantFiles.File] = []
 
     /// Creates a configuration.
     public init(
@@ -127,8 +131,10 @@ public struct ProviderSettings: Sendable {
     public var adminKeys: [AdminKey]
     /// The backend plugin's `type:`.
     public var backendType: String
-    /// The `backend:` section, handed to the plugin's factory.
+    /// The `backend:` section, handed to the plugin's factory (without the core's keys).
     public var backendSection: ConfigNode
+    /// How calls to the backend and to the clients' authorizers are contained (the core's keys of `backend:`).
+    public var backendGuard: BackendGuardSettings
     /// The `clients:` section, for telling on reload whether the clients changed.
     public var clientsSection: ConfigNode
 }

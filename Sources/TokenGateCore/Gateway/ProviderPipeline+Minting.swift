@@ -11,7 +11,8 @@ extension ProviderPipeline {
         do {
             issued = try await spans.run(.backend, provider: settings.id, tokenType: context.tokenType) { span in
                 span.note(backend: settings.backendType)
-                return try await runtime.backend.issue(TokenRequest(provider: settings.id, context: context))
+                let request = TokenRequest(provider: settings.id, context: context)
+                return try await runtime.backendGuard.run { try await runtime.backend.issue(request) }
             }
             runtime.metrics.recordBackendCall(context.tokenType, duration: ContinuousClock.now - started)
         } catch {

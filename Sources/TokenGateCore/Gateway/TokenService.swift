@@ -77,6 +77,7 @@ public final class TokenService: Sendable {
             endedContexts: services.endedContexts, sharedState: sharedState, clock: clock, logger: logger,
             generation: { current.serving.generation })
         generation.metrics.recordGeneration(generation.number)
+        generation.metrics.recordTenantConfigurations(of: generation, previous: nil)
     }
 
     /// The tracer requests are traced with, or nil: with one, the HTTP face starts a server span for each
@@ -88,8 +89,10 @@ public final class TokenService: Sendable {
 
     /// Swaps in `next`; requests already running finish on the generation they read.
     public func install(_ next: GatewayGeneration) {
+        let previous = current.serving.generation
         current.serving = Serving(next, formatter: formatter, services: services)
         next.metrics.recordGeneration(next.number)
+        next.metrics.recordTenantConfigurations(of: next, previous: previous)
     }
 
     /// Sets the gauges that are read rather than counted (cached tokens per provider); call before exporting.

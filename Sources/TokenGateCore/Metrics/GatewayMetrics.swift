@@ -36,6 +36,22 @@ public final class GatewayMetrics: Sendable {
         labeled.increment(Name.denials, [("provider", ""), ("token_type", type?.rawValue ?? ""), ("code", code.rawValue)])
     }
 
+    /// The instruments of `provider`'s guard of `call`s.
+    func guardMetrics(_ provider: ProviderID, call: BackendGuard.CallKind) -> BackendGuardMetrics {
+        BackendGuardMetrics(provider: provider, call: call, factory: factory, labeled: labeled)
+    }
+
+    /// Which tenants from tenant files run on a stale configuration (1) or their current one (0), and how many
+    /// tenant files did not apply; `previous`'s tenants that are gone read 0. Inline providers have no series.
+    public func recordTenantConfigurations(of generation: GatewayGeneration, previous: GatewayGeneration?) {
+        let ids = Set(generation.configuration.providerFiles.keys).union(previous?.configuration.providerFiles.keys ?? [:].keys)
+        for id in ids.sorted() {
+            Gauge(label: Name.tenantConfigStale, dimensions: [("provider", id.rawValue)], factory: factory)
+                .record(generation.staleTenants[id] == nil ? 0 : 1)
+        }
+        Gauge(label: Name.tenantFilesBroken, factory: factory).record(generation.brokenTenantFiles.count)
+    }
+
     /// A reload's outcome.
     public func recordReload(_ outcome: ReloadOutcome) { reloads[outcome]?.increment() }
 
@@ -86,6 +102,11 @@ public final class GatewayMetrics: Sendable {
         static let adminAuthFailures = "tokengate_admin_auth_failures_total"
         static let authorizerCalls = "tokengate_authorizer_calls_total"
         static let authorizerCacheHits = "tokengate_authorizer_cache_hits_total"
+        static let circuitState = "tokengate_circuit_state"
+        static let tenantConfigStale = "tokengate_tenant_config_stale"
+        static let tenantFilesBroken = "tokengate_tenant_files_broken"
+        static let circuitTransitions = "tokengate_circuit_transitions_total"
+        static let backendRefusals = "tokengate_backend_refusals_total"
     }
 }
 

@@ -66,6 +66,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
             for line in Self.keys(provider.backend.verificationKeys) { print("  keys:     \(line)") }
             print("  limits:   \(settings.rateLimits)")
             print("  cache:    minRemaining \(settings.cache.minRemaining), refreshBefore \(settings.cache.refreshBefore), maxEntries \(settings.cache.maxEntries)")
+            print("  calls:    \(settings.backendGuard)")
             for client in settings.clients { print("  client:   \(Self.describe(client))") }
             if let response = settings.response {
                 print("  response: \(response.tokenKey), \(response.expiryKey) as \(response.expiryFormat.rawValue)")

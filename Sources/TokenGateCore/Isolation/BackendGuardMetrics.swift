@@ -1,0 +1,35 @@
+import CoreMetrics
+
+/// A guard's instruments: `tokengate_circuit_state{provider, call}` (0 closed, 1 half-open, 2 open),
+/// `tokengate_circuit_transitions_total{provider, call, to}` and `tokengate_backend_refusals_total{provider, call,
+/// reason}` (`circuit_open`, `queue_full`).
+struct BackendGuardMetrics: Sendable {
+    private let labels: [(String, String)]
+    private let state: Gauge?
+    private let labeled: LabeledCounters?
+
+    /// Counts nothing (tests of the guard alone).
+    static let none = BackendGuardMetrics(labels: [], state: nil, labeled: nil)
+
+    private init(labels: [(String, String)], state: Gauge?, labeled: LabeledCounters?) {
+        self.labels = labels
+        self.state = state
+        self.labeled = labeled
+    }
+
+    init(provider: ProviderID, call: BackendGuard.CallKind, factory: any MetricsFactory, labeled: LabeledCounters) {
+        let labels = [("provider", provider.rawValue), ("call", call.rawValue)]
+        self.init(labels: labels, state: Gauge(label: GatewayMetrics.Name.circuitState, dimensions: labels, factory: factory), labeled: labeled)
+    }
+
+    func recordState(_ circuit: BackendGuard.CircuitState) { state?.record(circuit.gaugeValue) }
+
+    func recordTransition(to circuit: BackendGuard.CircuitState) {
+        recordState(circuit)
+        labeled?.increment(GatewayMetrics.Name.circuitTransitions, labels + [("to", circuit.rawValue)])
+    }
+
+    func recordRefusal(_ reason: String) {
+        labeled?.increment(GatewayMetrics.Name.backendRefusals, labels + [("reason", reason)])
+    }
+}

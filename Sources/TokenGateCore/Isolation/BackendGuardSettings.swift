@@ -1,0 +1,98 @@
+import YAML
+
+/// How one provider's calls to its backend (and to its clients' authorizers) are contained: at most
+/// `maxConcurrentCalls` at once, the excess queued for `queueTimeout`, and a circuit breaker that stops calling a
+/// backend that keeps failing. Core-owned keys of the `backend:` section; the plugin never sees them.
+///
+/// ```yaml
+/// backend:
+///   type: upstream
+///   maxConcurrentCalls: 64
+///   queueTimeout: 1s
+///   circuitBreaker:            # or: circuitBreaker: off
+///     consecutiveFailures: 5
+///     failureRatio: 0.5
+///     minimumCalls: 20
+///     window: 30s
+///     openFor: 10s
+/// ```
+public struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertible {
+    /// Calls in flight at once, per call kind.
+    public var maxConcurrentCalls = 64
+    /// How long a call waits for a free slot before it is refused `backend_unavailable`.
+    public var queueTimeout: Duration = .seconds(1)
+    /// The breaker, or nil when it is off.
+    public var circuitBreaker: CircuitBreakerSettings? = CircuitBreakerSettings()
+
+    /// The keys of `backend:` that are the core's.
+    public static let keys: Set<String> = ["maxConcurrentCalls", "queueTimeout", "circuitBreaker"]
+
+    /// Creates settings; the defaults are what a provider without the keys gets.
+    public init() {}
+
+    public var description: String {
+        "maxConcurrentCalls=\(maxConcurrentCalls) queueTimeout=\(queueTimeout) circuitBreaker=\(circuitBreaker.map(String.init(describing:)) ?? "off")"
+    }
+
+    /// Reads the core's keys of a `backend:` section (the others are the plugin's).
+    static func parse(backend: ConfigNode) throws -> BackendGuardSettings {
+        var settings = BackendGuardSettings()
+        for (key, node) in try backend.entries() where keys.contains(key) {
+            switch key {
+            case "maxConcurrentCalls": settings.maxConcurrentCalls = try node.int(in: 1...10_000)
+            case "queueTimeout":
+                settings.queueTimeout = try node.duration()
+                guard settings.queueTimeout <= .seconds(30) else { throw node.error("must be at most 30s") }
+            default: settings.circuitBreaker = try CircuitBreakerSettings.parse(node)
+            }
+        }
+        return settings
+    }
+}
+
+/// When a breaker opens, and for how long: after `consecutiveFailures` failed calls in a row, or when at least
+/// `minimumCalls` calls within `window` failed at `failureRatio` or more. Open, it refuses at once for `openFor`;
+/// then one probe call is let through, whose outcome closes it or opens it again.
+public struct CircuitBreakerSettings: Sendable, Equatable, CustomStringConvertible {
+    public var consecutiveFailures = 5
+    public var failureRatio = 0.5
+    public var minimumCalls = 20
+    public var window: Duration = .seconds(30)
+    public var openFor: Duration = .seconds(10)
+
+    /// The default breaker.
+    public init() {}
+
+    public var description: String {
+        "consecutiveFailures=\(consecutiveFailures) failureRatio=\(failureRatio) minimumCalls=\(minimumCalls) window=\(window) openFor=\(openFor)"
+    }
+
+    /// `off`, or a mapping of the five keys (each optional).
+    static func parse(_ node: ConfigNode) throws -> CircuitBreakerSettings? {
+        if node.yaml.scalar != nil {
+            guard try node.string() == "off" else { throw node.error("expected off or a mapping of the breaker's settings") }
+            return nil
+        }
+        let mapping = try node.mapping(allowedKeys: ["consecutiveFailures", "failureRatio", "minimumCalls", "window", "openFor"])
+        var settings = CircuitBreakerSettings()
+        if let value = mapping.optional("consecutiveFailures") { settings.consecutiveFailures = try value.int(in: 1...10_000) }
+        if let value = mapping.optional("failureRatio") {
+            guard let ratio = Double(try value.string()), ratio > 0, ratio <= 1 else {
+                throw value.error("expected a ratio above 0 and at most 1, such as 0.5")
+            }
+            settings.failureRatio = ratio
+        }
+        if let value = mapping.optional("minimumCalls") { settings.minimumCalls = try value.int(in: 1...1_000_000) }
+        if let value = mapping.optional("window") {
+            settings.window = try value.duration()
+            guard settings.window >= .seconds(1), settings.window <= .seconds(3600) else { throw value.error("must be between 1s and 1h") }
+        }
+        if let value = mapping.optional("openFor") {
+            settings.openFor = try value.duration()
+            guard settings.openFor >= .milliseconds(100), settings.openFor <= .seconds(600) else {
+                throw value.error("must be between 100ms and 10m")
+            }
+        }
+        return settings
+    }
+}

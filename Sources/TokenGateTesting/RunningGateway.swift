@@ -138,14 +138,16 @@ public struct RunningGateway: Sendable {
             try await request("GET", path, bearer: bearer, headers: headers)
         }
 
-        /// Sends `method` to `path` (with query) with an optional bearer credential; returns status, headers and body.
-        public func request(_ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws
-            -> GatewayResponse
-        {
+        /// Sends `method` to `path` (with query) with an optional bearer credential and body; returns status, headers
+        /// and body.
+        public func request(
+            _ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = [], body: [UInt8]? = nil
+        ) async throws -> GatewayResponse {
             var request = HTTPClientRequest(url: baseURL + path)
             request.method = HTTPMethod(rawValue: method)
             if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
             for (name, value) in headers { request.headers.add(name: name, value: value) }
+            if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 20)
             return GatewayResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))

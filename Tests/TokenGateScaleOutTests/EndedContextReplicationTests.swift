@@ -1,4 +1,5 @@
 import Foundation
+import JOSE
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -35,6 +36,48 @@ struct EndedContextReplicationTests {
         }
     }
 
+    /// Fleet Engine's own event, pushed by Pub/Sub to one replica, ends the trip at every replica.
+    @Test func aTripCompletedInFleetEngineIsRefusedAtEveryReplicaWithinASecond() async throws {
+        let google = try JWSKey.generate(.rs256, keyID: "google-oidc-1")
+        let audience = "https://tokengate.acme.test/events/v1/pubsub/acme-rides"
+        let account = "fleet-events-push@acme-rides.iam.gserviceaccount.com"
+        let events = "    events: { audience: \(audience), serviceAccount: \(account) }"
+        let keys = StaticJWKSFetcher(body: try JWKSet(keys: [google.publicKey()]).publicJSON())
+        try await ScaleOutFixture.with(providerExtra: events, jwksFetcher: keys) { fixture, _, replicas in
+            for replica in replicas { #expect(try await replica.consumerToken("trip-over").status == 200) }
+            let now = fixture.clock.now
+            let token = try JWSSigner(key: google).sign(claims: [
+                "iss": "https://accounts.google.com", "aud": .string(audience), "email": .string(account), "email_verified": true,
+                "iat": .integer(now), "exp": .integer(now + 3600),
+            ])
+            let entry: JSONObject = [
+                "jsonPayload": .object([
+                    "@type": "type.googleapis.com/maps.fleetengine.v1.UpdateTripLog",
+                    "response": .object(["name": "providers/acme-rides/trips/trip-over", "status": "TRIP_STATUS_COMPLETE"]),
+                ])
+            ]
+            let push: JSONObject = [
+                "message": .object(["data": .string(Data(JSON.serialize(.object(entry))).base64EncodedString()), "messageId": "4242"]),
+                "subscription": "projects/acme-rides/subscriptions/tokengate",
+            ]
+            // The replica fetched Google's keys in the background: a push before that is refused, and Pub/Sub retries.
+            var answer: GatewayResponse?
+            #expect(try await eventually(within: TestTiming.bound(.seconds(10))) {
+                answer = try await RunningGateway.Endpoint(baseURL: replicas[0].adminURL).request(
+                    "POST", "/events/v1/pubsub/acme-rides", bearer: token, body: JSON.serialize(.object(push)))
+                return answer?.status == 200
+            })
+            #expect(answer?.json["outcome"] == "ended", "\(answer?.text ?? "")")
+            let started = ContinuousClock.now
+            for replica in replicas {
+                #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                    try await replica.consumerToken("trip-over").errorCode == "context_ended"
+                })
+            }
+            #expect(ContinuousClock.now - started < TestTiming.bound(.seconds(2)))
+        }
+    }
+
     @Test func aReplicaStartedLaterCatchesUpFromTheStoredList() async throws {
         try await ScaleOutFixture.with(replicas: 1) { fixture, redis, replicas in
             let ended = try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/driver/van-9/end")
@@ -60,4 +103,11 @@ extension RunningGateway {
     func adminRequest(_ method: String, _ path: String) async throws -> GatewayResponse {
         try await Endpoint(baseURL: adminURL).request(method, path, bearer: ScaleOutFixture.adminKey)
     }
+}
+
+/// Serves one JWKS for any URL (Google's OIDC keys, here a test key).
+struct StaticJWKSFetcher: JWKSFetcher {
+    let body: [UInt8]
+
+    func fetchJWKS(from url: String) async throws -> [UInt8] { body }
 }

@@ -24,8 +24,8 @@ struct ScaleOutFixture {
     }
 
     /// config.yaml for a Redis on `redisPort`: `rateLimits` is acme-rides' section, `sharedStateExtra` more lines of
-    /// `sharedState:` (indented two spaces).
-    func writeConfig(redisPort: Int, replicas: Int, rateLimits: String, sharedStateExtra: String) throws {
+    /// `sharedState:` (indented two spaces), `providerExtra` more lines of acme-rides (indented four).
+    func writeConfig(redisPort: Int, replicas: Int, rateLimits: String, sharedStateExtra: String, providerExtra: String = "") throws {
         let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
         try directory.write(
             "config.yaml",
@@ -50,6 +50,7 @@ struct ScaleOutFixture {
                     driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
                 clients:
                   - { name: dispatch, type: api-key, keySha256: \(try digest(Self.apiKey)), allow: { consumer: any, driver: any } }
+            \(providerExtra)
               other-fleet:
                 backend:
                   type: static-key
@@ -65,30 +66,35 @@ struct ScaleOutFixture {
     /// Starts Redis and the replicas (one after the other: the first generates the key files the others load),
     /// runs `body`, stops everything.
     static func with<Result: Sendable>(
-        replicas: Int = 3, rateLimits: String = "{}", sharedStateExtra: String = "", logs: LogRecorder? = nil,
+        replicas: Int = 3, rateLimits: String = "{}", sharedStateExtra: String = "", providerExtra: String = "",
+        jwksFetcher: (any JWKSFetcher)? = nil, logs: LogRecorder? = nil,
         _ body: (ScaleOutFixture, RedisServer, [RunningGateway]) async throws -> Result
     ) async throws -> Result {
         let fixture = try ScaleOutFixture(replicas: replicas)
         defer { fixture.directory.remove() }
         return try await RedisServer.with { redis in
-            try fixture.writeConfig(redisPort: redis.port, replicas: replicas, rateLimits: rateLimits, sharedStateExtra: sharedStateExtra)
-            return try await fixture.start(0, of: replicas, logs: logs, running: []) { gateways in
+            try fixture.writeConfig(
+                redisPort: redis.port, replicas: replicas, rateLimits: rateLimits, sharedStateExtra: sharedStateExtra,
+                providerExtra: providerExtra)
+            return try await fixture.start(0, of: replicas, logs: logs, jwksFetcher: jwksFetcher, running: []) { gateways in
                 try await body(fixture, redis, gateways)
             }
         }
     }
 
     private func start<Result: Sendable>(
-        _ index: Int, of count: Int, logs: LogRecorder?, running: [RunningGateway], _ body: ([RunningGateway]) async throws -> Result
+        _ index: Int, of count: Int, logs: LogRecorder?, jwksFetcher: (any JWKSFetcher)?, running: [RunningGateway],
+        _ body: ([RunningGateway]) async throws -> Result
     ) async throws -> Result {
         guard index < count else { return try await body(running) }
         return try await RunningGateway.with(
             configuration: configPath,
             registry: BackendRegistry([ProbedFactory(probe: probes[index])]),
             clock: clock.gatewayClock,
-            logger: logs?.logger ?? Logger(label: "replica-\(index)", factory: { _ in SwiftLogNoOpLogHandler() })
+            logger: logs?.logger ?? Logger(label: "replica-\(index)", factory: { _ in SwiftLogNoOpLogHandler() }),
+            jwksFetcher: jwksFetcher
         ) { gateway in
-            try await start(index + 1, of: count, logs: logs, running: running + [gateway], body)
+            try await start(index + 1, of: count, logs: logs, jwksFetcher: jwksFetcher, running: running + [gateway], body)
         }
     }
 

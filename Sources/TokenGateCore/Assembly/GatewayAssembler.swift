@@ -176,7 +176,8 @@ public struct GatewayAssembler: Sendable {
                 configuration.providerFiles[id] = path
                 stale[id] = error
                 // Its key sets stay in the directory, refreshed as before.
-                for set in kept.keys.remoteSets + kept.authenticator.remoteKeySets { _ = keySets.keySet(for: set.url) }
+                let sets = kept.keys.remoteSets + kept.authenticator.remoteKeySets + (kept.events.map { [$0.keySet] } ?? [])
+                for set in sets { _ = keySets.keySet(for: set.url) }
             }
         }
         let included: [UInt8] = configuration.includedFiles.flatMap { file -> [UInt8] in Array(file.path.utf8) + [0] + file.bytes }
@@ -266,7 +267,8 @@ public struct GatewayAssembler: Sendable {
                     shadowLog: shadowLog)
             },
             metrics: metrics,
-            fingerprints: fingerprints
+            fingerprints: fingerprints,
+            events: settings.events.map { ProviderEvents(settings: $0, keySet: keySets.keySet(for: $0.keysURL)) }
         )
     }
 

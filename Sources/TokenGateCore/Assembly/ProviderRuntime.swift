@@ -26,6 +26,8 @@ public final class ProviderRuntime: Sendable {
     let fallbackLimiters: ProviderLimiters?
     let metrics: ProviderMetrics
     let fingerprints: ProviderFingerprints
+    /// Fleet Engine's pushed log entries (`events:`), or nil.
+    let events: ProviderEvents?
 
     /// The provider ID.
     public var id: ProviderID { settings.id }
@@ -41,8 +43,10 @@ public final class ProviderRuntime: Sendable {
         limiters: ProviderLimiters,
         fallbackLimiters: ProviderLimiters?,
         metrics: ProviderMetrics,
-        fingerprints: ProviderFingerprints
+        fingerprints: ProviderFingerprints,
+        events: ProviderEvents?
     ) {
+        self.events = events
         self.metrics = metrics
         self.settings = settings
         self.backend = backend

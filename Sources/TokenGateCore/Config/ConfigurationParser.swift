@@ -182,6 +182,7 @@ public struct ConfigurationParser: Sendable {
     private func parseProvider(_ id: ProviderID, _ node: ConfigNode, defaults: Defaults) throws -> ProviderSettings {
         let mapping = try node.mapping(allowedKeys: [
             "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors", "compatibility", "adminKeys",
+            "events",
         ])
         let settings = try parseOverrides(mapping, over: defaults)
         let backend = try mapping.required("backend")
@@ -212,6 +213,7 @@ public struct ConfigurationParser: Sendable {
             cors: try mapping.optional("cors").map(CORSPolicy.parse),
             answersGoogleSampleRoutes: try mapping.optional("compatibility").map(Self.parseCompatibility) ?? false,
             adminKeys: try mapping.optional("adminKeys").map(AdminKey.parseList) ?? [],
+            events: try mapping.optional("events").map(FleetEventSettings.parse),
             backendType: try typeNode.nonEmptyString(),
             backendSection: backend.removing(BackendGuardSettings.keys),
             backendGuard: try BackendGuardSettings.parse(backend: backend),

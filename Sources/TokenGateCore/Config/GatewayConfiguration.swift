@@ -129,6 +129,8 @@ public struct ProviderSettings: Sendable {
     public var answersGoogleSampleRoutes: Bool
     /// Admin API keys that may act for this provider only.
     public var adminKeys: [AdminKey]
+    /// Fleet Engine's log entries pushed by Pub/Sub, which end trips, tasks and vehicles, or nil for none.
+    public var events: FleetEventSettings?
     /// The backend plugin's `type:`.
     public var backendType: String
     /// The `backend:` section, handed to the plugin's factory (without the core's keys).

@@ -47,6 +47,8 @@ public final class TokenService: Sendable {
     private let denials: DenialLog
     /// The gateway's time (the system's, or a test's).
     public var clock: TokenGateClock { services.clock }
+    /// Where the service logs.
+    var logger: Logger { services.logger }
     /// Where every token a backend issued is recorded.
     public var audit: AuditLog { services.audit }
     /// The store replicas share tokens, limits and ended contexts in (`sharedState:`), or nil for one process.

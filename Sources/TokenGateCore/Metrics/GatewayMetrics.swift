@@ -74,6 +74,12 @@ public final class GatewayMetrics: Sendable {
         labeled.increment(Name.adminAuthFailures, [("code", code.rawValue)])
     }
 
+    /// A fleet-event push to `provider` by its outcome: `ended`, `lifted`, `duplicate`, `ignored`, `malformed`, or
+    /// `unauthenticated` (refused).
+    func recordFleetEvent(_ provider: ProviderID, outcome: String) {
+        labeled.increment(Name.fleetEvents, [("provider", provider.rawValue), ("outcome", outcome)])
+    }
+
     /// The instruments of one provider.
     func provider(_ id: ProviderID, tokenTypes: Set<TokenType>, hasAuthorizer: Bool = false) -> ProviderMetrics {
         ProviderMetrics(id: id, tokenTypes: tokenTypes, hasAuthorizer: hasAuthorizer, factory: factory, labeled: labeled)
@@ -103,6 +109,7 @@ public final class GatewayMetrics: Sendable {
         static let authorizerCalls = "tokengate_authorizer_calls_total"
         static let authorizerCacheHits = "tokengate_authorizer_cache_hits_total"
         static let circuitState = "tokengate_circuit_state"
+        static let fleetEvents = "tokengate_fleet_events_total"
         static let tenantConfigStale = "tokengate_tenant_config_stale"
         static let tenantFilesBroken = "tokengate_tenant_files_broken"
         static let circuitTransitions = "tokengate_circuit_transitions_total"

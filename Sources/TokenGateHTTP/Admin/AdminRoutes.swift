@@ -3,7 +3,8 @@ import Hummingbird
 import TokenGateCore
 
 /// The operator's endpoints, on the admin listener only (loopback by default): `/metrics` (Prometheus text),
-/// `/healthz`, `/readyz`, `/openapi.json` and the lifecycle API (``ContextLifecycleRoutes``). Metrics name every tenant, so the public listener never serves them.
+/// `/healthz`, `/readyz`, `/openapi.json`, the lifecycle API (``ContextLifecycleRoutes``) and the push endpoint of Fleet Engine's
+/// events (``FleetEventRoutes``). Metrics name every tenant, so the public listener never serves them.
 struct AdminRoutes: Sendable {
     let service: TokenService
     let exporter: MetricsExporter
@@ -14,6 +15,7 @@ struct AdminRoutes: Sendable {
         .init(path: "/readyz", allow: "GET"),
         .init(path: "/openapi.json", allow: "GET"),
         .init(path: ContextLifecycleRoutes.path, allow: "POST, DELETE"),
+        .init(path: FleetEventRoutes.path, allow: "POST"),
     ])
 
     static let openAPIBody = ByteBuffer(bytes: OpenAPIDocument.bytes)
@@ -35,5 +37,6 @@ struct AdminRoutes: Sendable {
             TokenRoutes.json(Self.openAPIBody, status: .ok, cacheControl: "no-cache")
         }
         ContextLifecycleRoutes(service: service).register(on: router)
+        FleetEventRoutes(receiver: FleetEventReceiver(service: service)).register(on: router)
     }
 }

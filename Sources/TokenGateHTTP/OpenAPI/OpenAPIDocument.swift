@@ -185,6 +185,42 @@ public enum OpenAPIDocument {
                         "providerId": "acme-rides", "tokenType": "consumer", "contextId": "trip-42", "ended": false, "wasEnded": true,
                     ])),
             ]),
+            "/events/v1/pubsub/{providerId}": .object([
+                "parameters": [providerID],
+                "post": .object([
+                    "operationId": "receiveFleetEvent",
+                    "tags": ["admin"],
+                    "servers": adminServers,
+                    "summary": "The push endpoint of a Pub/Sub subscription carrying the provider's Fleet Engine log entries: a finished trip, task or vehicle is ended as by endContext",
+                    "description": "Takes the OIDC token Pub/Sub signs for the subscription's push identity (events: in config.yaml), not an admin key. Every verified push is answered 200 with what it did, so Pub/Sub retries none that cannot be acted on.",
+                    "security": [.object(["bearer": []])],
+                    "requestBody": .object([
+                        "required": true,
+                        "content": .object([
+                            "application/json": .object([
+                                "schema": .object(["$ref": "#/components/schemas/PubSubPush"]),
+                                "example": .object([
+                                    "message": .object(["data": "eyJqc29uUGF5bG9hZCI6ey4uLn19", "messageId": "136969346945"]),
+                                    "subscription": "projects/acme-rides/subscriptions/tokengate-fleet-events",
+                                ]),
+                            ])
+                        ]),
+                    ]),
+                    "responses": responses(
+                        .fleetEvents,
+                        [
+                            "200": .object([
+                                "description": "Acknowledged, with what the push did.",
+                                "headers": .object(["Cache-Control": noStore, "X-Request-ID": requestIDHeader]),
+                                "content": json(
+                                    schema: "FleetEventReceipt",
+                                    example: .object([
+                                        "outcome": "ended", "contexts": [.object(["tokenType": "consumer", "contextId": "trip-42"])],
+                                    ])),
+                            ])
+                        ]),
+                ]),
+            ]),
             "/openapi.json": .object([
                 "get": .object([
                     "operationId": "getOpenAPI",
@@ -374,7 +410,7 @@ public enum OpenAPIDocument {
 
     /// Which operation's errors: each route can answer a different subset of the codes.
     enum Route {
-        case token, samples, preflight, jwks, admin, lifecycle
+        case token, samples, preflight, jwks, admin, lifecycle, fleetEvents
     }
 
     /// The error responses of `route`, grouped by status, every code listed with its fixed message. Derived from
@@ -395,6 +431,8 @@ public enum OpenAPIDocument {
             codes = everywhere
         case .lifecycle:
             codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited] + everywhere
+        case .fleetEvents:
+            codes = [.unauthenticated, .notFound] + everywhere
         }
         var byStatus: [Int: [TokenGateError.Code]] = [:]
         for code in codes { byStatus[Int(TokenGateError(code, "").status.code), default: []].append(code) }
@@ -507,6 +545,36 @@ public enum OpenAPIDocument {
                     "endedUntil": .object(["type": "integer", "description": "epoch seconds"]),
                     "evictedTokens": .object(["type": "integer"]),
                     "wasEnded": .object(["type": "boolean"]),
+                ]),
+            ]),
+            "PubSubPush": .object([
+                "type": "object", "required": ["message"],
+                "properties": .object([
+                    "message": .object([
+                        "type": "object", "required": ["data"],
+                        "properties": .object([
+                            "data": .object(["type": "string", "description": "The Cloud Logging entry (JSON), base64"]),
+                            "messageId": .object(["type": "string"]),
+                            "publishTime": .object(["type": "string"]),
+                            "attributes": .object(["type": "object"]),
+                        ]),
+                    ]),
+                    "subscription": .object(["type": "string"]),
+                ]),
+            ]),
+            "FleetEventReceipt": .object([
+                "type": "object", "additionalProperties": false,
+                "required": ["outcome", "contexts"],
+                "properties": .object([
+                    "outcome": .object(["type": "string", "enum": ["ended", "lifted", "duplicate", "ignored", "malformed"]]),
+                    "contexts": .object([
+                        "type": "array",
+                        "items": .object([
+                            "type": "object", "additionalProperties": false, "required": ["tokenType", "contextId"],
+                            "properties": .object(["tokenType": .object(["type": "string"]), "contextId": .object(["type": "string"])]),
+                        ]),
+                    ]),
+                    "reason": .object(["type": "string", "description": "Why the push did nothing, when it did nothing."]),
                 ]),
             ]),
             "OnDemandSampleToken": .object([

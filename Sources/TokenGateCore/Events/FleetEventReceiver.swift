@@ -1,0 +1,192 @@
+import Foundation
+import JOSE
+import Logging
+
+/// Takes Fleet Engine's log entries as a Pub/Sub push subscription delivers them and ends the contexts they finish,
+/// exactly as the admin API would (every replica told, cached tokens evicted, `410 context_ended` from then on).
+///
+/// A push is first authenticated: its `Authorization: Bearer` OIDC token must be signed by a key Google publishes
+/// (``FleetEventSettings/keysURL``, through the shared key-set directory), name `https://accounts.google.com` as
+/// `iss`, the configured `audience`, and the push subscription's service account as a verified `email`. An
+/// unverified push changes nothing and is refused. A verified one is always acknowledged (Pub/Sub retries anything
+/// else for days): an entry that is unrelated, malformed, about another project or a context already ended is
+/// counted and answered, never retried. Pub/Sub delivers at least once, so the same push twice ends a context once.
+public struct FleetEventReceiver: Sendable {
+    let service: TokenService
+
+    /// What a verified push did (the metric's `outcome`, and the answer's).
+    public enum Outcome: String, Sendable {
+        case ended, lifted, duplicate, ignored, malformed
+    }
+
+    /// A verified push's answer.
+    public struct Receipt: Sendable {
+        public var outcome: Outcome
+        /// The contexts it ended (or lifted), as `(token type, ID)`.
+        public var changed: [(type: TokenType, id: ContextID)]
+        /// Why it did nothing, when it did nothing.
+        public var reason: String?
+    }
+
+    /// A push whose token passed, for the provider it was sent to.
+    public struct VerifiedPush: Sendable {
+        let provider: ProviderID
+        let settings: FleetEventSettings
+    }
+
+    /// The largest push body read; Fleet Engine splits its log entries at 250 KB.
+    public static let maxBodyBytes = 1 << 20
+
+    /// A receiver of pushes for `service`'s providers.
+    public init(service: TokenService) { self.service = service }
+
+    /// Checks the push's OIDC token for `provider`; throws `not_found` for a provider without `events:` and
+    /// `unauthenticated` (counted, reason logged) for a token that does not pass.
+    public func authenticate(_ provider: ProviderID?, authorization: String?) throws(TokenGateError) -> VerifiedPush {
+        let generation = service.generation
+        guard let provider, let runtime = generation.providers[provider], let events = runtime.events else {
+            throw TokenGateError(.notFound, "no provider with fleet events at that path")
+        }
+        do {
+            try verify(authorization, events: events)
+        } catch {
+            generation.metrics.recordFleetEvent(provider, outcome: "unauthenticated")
+            service.logger.warning(
+                "fleet event push refused", metadata: ["provider": "\(provider)", "reason": "\(error.reason)"])
+            throw error
+        }
+        return VerifiedPush(provider: provider, settings: events.settings)
+    }
+
+    private func verify(_ authorization: String?, events: ProviderEvents) throws(TokenGateError) {
+        let token = try BearerCredential.parse(authorization)
+        let clock = service.clock
+        guard let keys = events.keySet.current() else {
+            events.keySet.requestEarlyRefresh(now: clock.monotonicNanoseconds())
+            throw TokenGateError(.unauthenticated, "Google's OIDC keys (\(events.keySet.url)) are not fetched yet")
+        }
+        var policy = ValidationPolicy()
+        policy.allowedAlgorithms = [.rs256]
+        policy.audiences = [events.settings.audience]
+        policy.maxLifetime = 3600
+        policy.requireKeyID = true
+        let verified: VerifiedJWT
+        do {
+            verified = try JWTVerifier(keys: keys).verify(token, policy: policy, now: clock.wallSeconds())
+        } catch {
+            // Google rotates its OIDC keys: an unknown kid asks for the set again (rate-limited), and Pub/Sub retries.
+            if error.reason == .unknownKid { events.keySet.requestEarlyRefresh(now: clock.monotonicNanoseconds()) }
+            throw TokenGateError(.unauthenticated, "the push's OIDC token failed verification (\(error.reason))")
+        }
+        guard case .string(let issuer)? = verified.claims["iss"], Self.googleIssuers.contains(issuer) else {
+            throw TokenGateError(.unauthenticated, "the push's OIDC token was not issued by Google")
+        }
+        guard verified.claims["email"]?.stringValue == events.settings.serviceAccount else {
+            throw TokenGateError(.unauthenticated, "the push's OIDC token is not for \(events.settings.serviceAccount)")
+        }
+        guard verified.claims["email_verified"] == .bool(true) else {
+            throw TokenGateError(.unauthenticated, "the push's OIDC token does not say its email is verified")
+        }
+    }
+
+    /// The two spellings of Google's issuer in its ID tokens.
+    static let googleIssuers: Set<String> = ["https://accounts.google.com", "accounts.google.com"]
+
+    /// Reads a verified push's body (a Pub/Sub push envelope, or nil when it was too large to read) and ends what it
+    /// finishes. Never fails: whatever it holds is acknowledged.
+    public func receive(_ push: VerifiedPush, body: [UInt8]?) async -> Receipt {
+        let receipt = await handle(push, body: body)
+        let generation = service.generation
+        generation.metrics.recordFleetEvent(push.provider, outcome: receipt.outcome.rawValue)
+        service.logger.log(
+            level: receipt.outcome == .malformed ? .warning : .info, "fleet event push",
+            metadata: [
+                "provider": "\(push.provider)", "outcome": "\(receipt.outcome.rawValue)",
+                "contexts": "\(receipt.changed.map { "\($0.type)/\($0.id)" }.joined(separator: ","))",
+                "reason": "\(receipt.reason ?? "")",
+            ])
+        return receipt
+    }
+
+    private func handle(_ push: VerifiedPush, body: [UInt8]?) async -> Receipt {
+        guard let body else { return Receipt(outcome: .malformed, changed: [], reason: "the body is over \(Self.maxBodyBytes) bytes") }
+        guard case .object(let envelope)? = try? JSON.parse(body), case .object(let message)? = envelope["message"],
+            case .string(let data)? = message["data"], let decoded = Data(base64Encoded: data)
+        else {
+            return Receipt(outcome: .malformed, changed: [], reason: "not a Pub/Sub push: no message.data in base64")
+        }
+        let messageID = message["messageId"]?.stringValue ?? "unknown"
+        let entry: FleetEngineLogEntry
+        do {
+            entry = try FleetEngineLogEntry([UInt8](decoded))
+        } catch {
+            return Receipt(outcome: .malformed, changed: [], reason: error.description)
+        }
+        let (project, ends, lifts) = Self.changes(entry, settings: push.settings)
+        if case .unrelated(let type) = entry { return Receipt(outcome: .ignored, changed: [], reason: "a \(type) entry") }
+        guard project == push.provider.rawValue else {
+            return Receipt(outcome: .ignored, changed: [], reason: "an entry of project \(project.prefix(64)), not \(push.provider)")
+        }
+        let contexts = service.contexts
+        let now = service.clock.wallSeconds()
+        var ended: [(type: TokenType, id: ContextID)] = []
+        var duplicates = 0
+        for (type, id) in ends {
+            guard let key = EndedContexts.Key(provider: push.provider, tokenType: type, id: id) else { continue }
+            if contexts.endedContexts.endedUntil(key, now: now) != nil {
+                duplicates += 1
+                continue
+            }
+            _ = await contexts.end(key, by: "fleet event (Pub/Sub message \(messageID.prefix(64)))")
+            ended.append((type, id))
+        }
+        var lifted: [(type: TokenType, id: ContextID)] = []
+        for (type, id) in lifts {
+            guard let key = EndedContexts.Key(provider: push.provider, tokenType: type, id: id),
+                contexts.endedContexts.endedUntil(key, now: now) != nil
+            else { continue }
+            _ = await contexts.lift(key, by: "fleet event (Pub/Sub message \(messageID.prefix(64)))")
+            lifted.append((type, id))
+        }
+        if !ended.isEmpty { return Receipt(outcome: .ended, changed: ended, reason: nil) }
+        if !lifted.isEmpty { return Receipt(outcome: .lifted, changed: lifted, reason: nil) }
+        if duplicates > 0 { return Receipt(outcome: .duplicate, changed: [], reason: "already ended") }
+        return Receipt(outcome: .ignored, changed: [], reason: "no state that ends a context")
+    }
+
+    /// The project an entry is about, and the contexts it ends and lifts under `settings`.
+    static func changes(
+        _ entry: FleetEngineLogEntry, settings: FleetEventSettings
+    ) -> (project: String, ends: [(TokenType, ContextID)], lifts: [(TokenType, ContextID)]) {
+        switch entry {
+        case .unrelated:
+            return ("", [], [])
+        case .trip(let project, let id, let status):
+            let ends = settings.tripStatuses.contains { status.hasSuffix("_" + $0.rawValue.uppercased()) }
+            return (project, ends ? [(.consumer, id)] : [], [])
+        case .vehicle(let project, let id, let state):
+            guard settings.endsOfflineVehicles else { return (project, [], []) }
+            if state.hasSuffix("_OFFLINE") { return (project, [(.driver, id)], []) }
+            if state.hasSuffix("_ONLINE") { return (project, [], [(.driver, id)]) }
+            return (project, [], [])
+        case .task(let project, let id, let state, let outcome, let type, let trackingID):
+            let ends = settings.taskEnds.contains { end in
+                switch end {
+                case .closed: state?.hasSuffix("_CLOSED") == true
+                case .succeeded: outcome?.hasSuffix("_SUCCEEDED") == true
+                case .failed: outcome?.hasSuffix("_FAILED") == true
+                }
+            }
+            guard ends else { return (project, [], []) }
+            // A shipment's tracking ID spans its pickup and delivery tasks: only the delivery finishes it.
+            let tracking = type?.hasSuffix("_DELIVERY") == true ? trackingID.map { [(TokenType.deliveryConsumer, $0)] } ?? [] : []
+            return (project, [(.deliveryConsumer, id)] + tracking, [])
+        }
+    }
+}
+
+/// A provider's fleet-event settings and the key set its pushes' tokens are checked with.
+struct ProviderEvents: Sendable {
+    let settings: FleetEventSettings
+    let keySet: RemoteKeySet
+}

@@ -1,0 +1,39 @@
+import HTTPTypes
+import Hummingbird
+import JOSE
+import TokenGateCore
+
+/// `POST /events/v1/pubsub/{providerId}` on the admin listener: the push endpoint of a Pub/Sub subscription that
+/// carries the provider's Fleet Engine log entries (see ``FleetEventReceiver``).
+///
+/// A push whose OIDC token does not pass is answered `401` (Pub/Sub retries it, and the failure is counted); a
+/// provider without `events:` is `404`. Every verified push is answered `200` with what it did, so Pub/Sub never
+/// retries what cannot be acted on.
+struct FleetEventRoutes: Sendable {
+    let receiver: FleetEventReceiver
+
+    static let path = "/events/v1/pubsub/:providerId"
+
+    func register(on router: Router<TokenGateRequestContext>) {
+        router.post(RouterPath(Self.path)) { request, context in
+            await self.answer(request, context)
+        }
+    }
+
+    private func answer(_ request: Request, _ context: TokenGateRequestContext) async -> Response {
+        let push: FleetEventReceiver.VerifiedPush
+        do {
+            push = try receiver.authenticate(
+                context.parameters.get("providerId").flatMap(ProviderID.init), authorization: TokenRoutes.authorization(request.headers))
+        } catch {
+            return error.response()
+        }
+        let body = try? await request.body.collect(upTo: FleetEventReceiver.maxBodyBytes)
+        let receipt = await receiver.receive(push, body: body.map { Array(buffer: $0) })
+        var answer: JSONObject = ["outcome": .string(receipt.outcome.rawValue)]
+        answer["contexts"] = .array(
+            receipt.changed.map { .object(["tokenType": .string($0.type.rawValue), "contextId": .string($0.id.rawValue)]) })
+        if let reason = receipt.reason { answer["reason"] = .string(reason) }
+        return TokenRoutes.json(JSON.serialize(.object(answer)), status: .ok, cacheControl: "no-store")
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import JOSE
+import Logging
+import StaticKeySigner
+import Testing
+import TokenGateCore
+import TokenGateTesting
+
+/// Fleet Engine's own events end trips and shipments: log entries pushed by a Pub/Sub subscription to the admin
+/// listener, each with an OIDC token a stand-in for Google signs with a test key published as a JWKS.
+@Suite struct FleetEventTests {
+    static let apiKey = "acme-backend-key-0123456789"
+    static let audience = "https://tokengate.acme.test/events/v1/pubsub/acme-rides"
+    static let pushAccount = "fleet-events-push@acme-rides.iam.gserviceaccount.com"
+
+    /// Google's side: the key its OIDC tokens are signed with, published as the JWKS the gateway fetches.
+    struct Google {
+        let key: JWSKey
+        let fetcher: CountingJWKSFetcher
+
+        init() throws {
+            key = try JWSKey.generate(.rs256, keyID: "google-oidc-1")
+            fetcher = CountingJWKSFetcher(body: try JWKSet(keys: [key.publicKey()]).publicJSON())
+        }
+
+        /// An OIDC token as Pub/Sub signs it for a push; each argument can be made wrong.
+        func token(
+            now: Int64, audience: String = FleetEventTests.audience, email: String = FleetEventTests.pushAccount,
+            verified: Bool = true, issuer: String = "https://accounts.google.com", lifetime: Int64 = 3600, key: JWSKey? = nil
+        ) throws -> String {
+            let claims: JSONObject = [
+                "iss": .string(issuer), "aud": .string(audience), "azp": "1134567890", "sub": "1134567890",
+                "email": .string(email), "email_verified": .bool(verified), "iat": .integer(now), "exp": .integer(now + lifetime),
+            ]
+            return try JWSSigner(key: key ?? self.key).sign(claims: claims)
+        }
+    }
+
+    /// A push envelope carrying `entry` (a LogEntry) as Pub/Sub delivers it.
+    static func push(_ entry: [UInt8], messageID: String = "136969346945") -> String {
+        let envelope: JSONObject = [
+            "message": .object([
+                "data": .string(Data(entry).base64EncodedString()), "messageId": .string(messageID),
+                "publishTime": "2026-11-27T07:00:00Z", "attributes": .object(["logging.googleapis.com/timestamp": "2026-11-27T07:00:00Z"]),
+            ]),
+            "subscription": "projects/acme-rides/subscriptions/tokengate-fleet-events",
+        ]
+        return String(decoding: JSON.serialize(.object(envelope)), as: UTF8.self)
+    }
+
+    static func tripEntry(_ trip: String, status: String, project: String = "acme-rides") -> [UInt8] {
+        FleetEngineLogEntryShape.entry(
+            "type.googleapis.com/maps.fleetengine.v1.UpdateTripLog",
+            response: ["name": .string("providers/\(project)/trips/\(trip)"), "status": .string(status)])
+    }
+
+    static func configuration(_ directory: TemporaryDirectory) throws -> String {
+        let digest = HexBytes.encode(try Digest.sha256(Array(apiKey.utf8)))
+        return try directory.write(
+            "config.yaml",
+            """
+            providers:
+              acme-rides:
+                backend:
+                  type: static-key
+                  keys:
+                    consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
+                    delivery-consumer: [{ serviceAccountFile: keys/delivery.json, generateIfMissing: true }]
+                clients:
+                  - { name: dispatch, type: api-key, keySha256: \(digest), allow: { consumer: any, delivery-consumer: any } }
+                events:
+                  audience: \(audience)
+                  serviceAccount: \(pushAccount)
+              quiet-fleet:
+                backend:
+                  type: static-key
+                  keys:
+                    consumer: [{ serviceAccountFile: keys/quiet.json, generateIfMissing: true }]
+                clients:
+                  - { name: dispatch, type: api-key, keySha256: \(digest), allow: { consumer: any } }
+            """)
+    }
+
+    static func withGateway(_ body: (RunningGateway, Google, ManualClock) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let google = try Google()
+        let clock = ManualClock()
+        try await RunningGateway.with(
+            configuration: try configuration(directory), registry: BackendRegistry([StaticKeySignerFactory()]), clock: clock.gatewayClock,
+            jwksFetcher: google.fetcher
+        ) { gateway in
+            // Google's keys fetched once, by the refresher `serve` runs.
+            for _ in 0..<2000 where !gateway.service.generation.keySets.keySets.values.allSatisfy({ $0.current() != nil }) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await body(gateway, google, clock)
+        }
+    }
+
+    static func send(_ gateway: RunningGateway, _ body: String, token: String?, provider: String = "acme-rides") async throws -> GatewayResponse {
+        var headers = [("Content-Type", "application/json")]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        return try await RunningGateway.Endpoint(baseURL: gateway.adminURL).request(
+            "POST", "/events/v1/pubsub/\(provider)", headers: headers, body: Array(body.utf8))
+    }
+
+    static func trip(_ id: String) -> String { "/v1/providers/acme-rides/tokens/consumer?tripId=\(id)" }
+
+    @Test func aCompletedTripIsEndedOnceAndRefusedFromThenOn() async throws {
+        try await Self.withGateway { gateway, google, clock in
+            #expect(try await gateway.get(Self.trip("trip-42"), bearer: Self.apiKey).status == 200)
+            let push = Self.push(Self.tripEntry("trip-42", status: "TRIP_STATUS_COMPLETE"))
+            let answer = try await Self.send(gateway, push, token: try google.token(now: clock.now))
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(answer.json["outcome"] == "ended")
+            #expect(answer.json["contexts"] == .array([.object(["tokenType": "consumer", "contextId": "trip-42"])]))
+            let refused = try await gateway.get(Self.trip("trip-42"), bearer: Self.apiKey)
+            #expect(refused.status == 410 && refused.errorCode == "context_ended")
+
+            // Pub/Sub delivers at least once: the same push again changes nothing, and is acknowledged.
+            let again = try await Self.send(gateway, push, token: try google.token(now: clock.now))
+            #expect(again.status == 200 && again.json["outcome"] == "duplicate")
+
+            // A trip still under way is not ended; a canceled one is.
+            let moving = try await Self.send(gateway, Self.push(Self.tripEntry("trip-43", status: "TRIP_STATUS_ENROUTE_TO_DROPOFF")), token: try google.token(now: clock.now))
+            #expect(moving.json["outcome"] == "ignored")
+            #expect(try await gateway.get(Self.trip("trip-43"), bearer: Self.apiKey).status == 200)
+            let canceled = try await Self.send(gateway, Self.push(Self.tripEntry("trip-43", status: "TRIP_STATUS_CANCELED")), token: try google.token(now: clock.now))
+            #expect(canceled.json["outcome"] == "ended")
+            #expect(try await gateway.get(Self.trip("trip-43"), bearer: Self.apiKey).status == 410)
+
+            let scrape = MetricsScrape(try await gateway.metrics())
+            #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "ended"]] == 2)
+            #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "duplicate"]] == 1)
+            #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "ignored"]] == 1)
+        }
+    }
+
+    @Test func aDeliveredShipmentEndsItsTaskAndTrackingID() async throws {
+        try await Self.withGateway { gateway, google, clock in
+            let tracking = "/v1/providers/acme-rides/tokens/delivery-consumer?trackingId=parcel-9"
+            #expect(try await gateway.get(tracking, bearer: Self.apiKey).status == 200)
+            let entry = FleetEngineLogEntryShape.entry(
+                "type.googleapis.com/maps.fleetengine.delivery.log.v1.UpdateTaskLog",
+                response: [
+                    "name": "providers/acme-rides/tasks/task-1", "state": "TASK_STATE_LOG_CLOSED", "type": "TASK_TYPE_LOG_DELIVERY",
+                    "taskOutcome": "TASK_OUTCOME_LOG_SUCCEEDED", "trackingId": "parcel-9",
+                ])
+            let answer = try await Self.send(gateway, Self.push(entry), token: try google.token(now: clock.now))
+            #expect(answer.json["outcome"] == "ended", "\(answer.text)")
+            #expect(try await gateway.get(tracking, bearer: Self.apiKey).status == 410)
+            #expect(try await gateway.get("/v1/providers/acme-rides/tokens/delivery-consumer?taskId=task-1", bearer: Self.apiKey).status == 410)
+        }
+    }
+
+    /// Forged, expired, wrong-audience, wrong-account and unverified pushes change nothing, are refused (so Pub/Sub
+    /// retries them) and counted.
+    @Test func anUnverifiedPushEndsNothing() async throws {
+        try await Self.withGateway { gateway, google, clock in
+            let push = Self.push(Self.tripEntry("trip-7", status: "TRIP_STATUS_COMPLETE"))
+            let now = clock.now
+            let forger = try JWSKey.generate(.rs256, keyID: "google-oidc-1")
+            let tokens: [(String, String?)] = [
+                ("no token", nil),
+                ("an admin key instead", "global-admin-key-0123456789"),
+                ("signed by another key under Google's kid", try google.token(now: now, key: forger)),
+                ("expired", try google.token(now: now - 7200)),
+                ("for another audience", try google.token(now: now, audience: "https://elsewhere.test/push")),
+                ("for another account", try google.token(now: now, email: "someone@evil-project.iam.gserviceaccount.com")),
+                ("with an unverified email", try google.token(now: now, verified: false)),
+                ("from another issuer", try google.token(now: now, issuer: "https://login.evil.test")),
+                ("living longer than an hour", try google.token(now: now, lifetime: 7200)),
+            ]
+            for (what, token) in tokens {
+                let answer = try await Self.send(gateway, push, token: token)
+                #expect(answer.status == 401 && answer.errorCode == "unauthenticated", "\(what): \(answer.status) \(answer.text)")
+            }
+            #expect(try await gateway.get(Self.trip("trip-7"), bearer: Self.apiKey).status == 200)
+            let scrape = MetricsScrape(try await gateway.metrics())
+            #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "unauthenticated"]] == Double(tokens.count))
+            // A provider without events: has no push endpoint at all.
+            let quiet = try await Self.send(gateway, push, token: try google.token(now: now), provider: "quiet-fleet")
+            #expect(quiet.status == 404)
+        }
+    }
+
+    /// What a verified push cannot act on is acknowledged and counted, never refused (Pub/Sub would retry it for
+    /// days): a body that is no push, an entry that is not JSON, another project's entry.
+    @Test func aVerifiedPushThatCannotBeActedOnIsAcknowledged() async throws {
+        try await Self.withGateway { gateway, google, clock in
+            let token = try google.token(now: clock.now)
+            let notAPush = try await Self.send(gateway, #"{"hello":"world"}"#, token: token)
+            #expect(notAPush.status == 200 && notAPush.json["outcome"] == "malformed")
+            let notJSON = try await Self.send(gateway, Self.push(Array("plain text".utf8)), token: token)
+            #expect(notJSON.status == 200 && notJSON.json["outcome"] == "malformed")
+            let foreign = try await Self.send(gateway, Self.push(Self.tripEntry("trip-8", status: "TRIP_STATUS_COMPLETE", project: "rival-rides")), token: token)
+            #expect(foreign.status == 200 && foreign.json["outcome"] == "ignored")
+            #expect(try await gateway.get(Self.trip("trip-8"), bearer: Self.apiKey).status == 200)
+        }
+    }
+}
+
+/// LogEntry JSON in the shape Fleet Engine's Cloud Logging sink writes.
+enum FleetEngineLogEntryShape {
+    static func entry(_ type: String, response: JSONObject) -> [UInt8] {
+        let entry: JSONObject = [
+            "insertId": "1a2b3c",
+            "jsonPayload": .object(["@type": .string(type), "request": .object([:]), "response": .object(response)]),
+            "resource": .object(["type": "fleetengine.googleapis.com/Fleet", "labels": .object(["resource_container": "projects/acme-rides"])]),
+            "logName": "projects/acme-rides/logs/fleetengine.googleapis.com%2Fupdate_trip",
+        ]
+        return JSON.serialize(.object(entry))
+    }
+}

@@ -11,7 +11,8 @@ public struct HTTPAuthorizerTransport: AuthorizerTransport {
     let client: HTTPClient
 
     /// A transport over `client`, which its owner shuts down. Give it a client that does not follow redirects
-    /// (as `HTTPJWKSFetcher.recommendedConfiguration()` makes); one that does gets its redirected answers refused.
+    /// (as `UpstreamHTTPProviderFactory.recommendedConfiguration()`, the one `serve` shares, makes); one that does
+    /// gets its redirected answers refused.
     public init(client: HTTPClient) {
         self.client = client
     }

@@ -12,11 +12,6 @@ public struct HTTPJWKSFetcher: JWKSFetcher {
     /// The largest JWKS accepted; real ones are a few KiB.
     public static let maxBodyBytes = 512 * 1024
 
-    /// The client configuration the fetcher expects: redirects disallowed, a 2 s connect timeout.
-    public static func recommendedConfiguration() -> HTTPClient.Configuration {
-        HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: HTTPClient.Configuration.Timeout(connect: .seconds(2)))
-    }
-
     let client: HTTPClient
 
     /// A fetcher over `client`, which its owner shuts down.

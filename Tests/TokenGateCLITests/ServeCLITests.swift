@@ -79,7 +79,8 @@ import Darwin
             #expect(try openFiles(tight.pid) == ["2048", "2048"])
             #expect(
                 tight.stderr.contains(
-                    "server.maxConnections lowered from 10000 to 1536 to fit the open-file limit (2048, hard limit 2048) beside server.admin.maxConnections (256) and 256 descriptors"
+                    "server.maxConnections lowered from 10000 to 1536 to fit the open-file limit (2048, hard limit 2048) "
+                        + "beside server.admin.maxConnections (256) and 256 descriptors"
                 ), "\(tight.stderr)")
             #expect(try await tight.stop() == 0)
 
@@ -88,7 +89,8 @@ import Darwin
             #expect(refused.status == 2, "\(refused)")
             #expect(
                 refused.stderr.contains(
-                    "the open-file limit (500, hard limit 500) cannot hold server.admin.maxConnections (256), 256 descriptors for the gateway's own files and calls, and 64 public connections"
+                    "the open-file limit (500, hard limit 500) cannot hold server.admin.maxConnections (256), 256 descriptors "
+                        + "for the gateway's own files and calls, and 64 public connections"
                 ), "\(refused)")
             #expect(!refused.stdout.contains("tokengate listening"))
         }

@@ -123,10 +123,12 @@ import TokenGateTesting
             #expect(again.status == 200 && again.json["outcome"] == "duplicate")
 
             // A trip still under way is not ended; a canceled one is.
-            let moving = try await Self.send(gateway, Self.push(Self.tripEntry("trip-43", status: "TRIP_STATUS_ENROUTE_TO_DROPOFF")), token: try google.token(now: clock.now))
+            let enRoute = Self.push(Self.tripEntry("trip-43", status: "TRIP_STATUS_ENROUTE_TO_DROPOFF"))
+            let moving = try await Self.send(gateway, enRoute, token: try google.token(now: clock.now))
             #expect(moving.json["outcome"] == "ignored")
             #expect(try await gateway.get(Self.trip("trip-43"), bearer: Self.apiKey).status == 200)
-            let canceled = try await Self.send(gateway, Self.push(Self.tripEntry("trip-43", status: "TRIP_STATUS_CANCELED")), token: try google.token(now: clock.now))
+            let cancel = Self.push(Self.tripEntry("trip-43", status: "TRIP_STATUS_CANCELED"))
+            let canceled = try await Self.send(gateway, cancel, token: try google.token(now: clock.now))
             #expect(canceled.json["outcome"] == "ended")
             #expect(try await gateway.get(Self.trip("trip-43"), bearer: Self.apiKey).status == 410)
 
@@ -194,7 +196,8 @@ import TokenGateTesting
             #expect(notAPush.status == 200 && notAPush.json["outcome"] == "malformed")
             let notJSON = try await Self.send(gateway, Self.push(Array("plain text".utf8)), token: token)
             #expect(notJSON.status == 200 && notJSON.json["outcome"] == "malformed")
-            let foreign = try await Self.send(gateway, Self.push(Self.tripEntry("trip-8", status: "TRIP_STATUS_COMPLETE", project: "rival-rides")), token: token)
+            let rivals = Self.push(Self.tripEntry("trip-8", status: "TRIP_STATUS_COMPLETE", project: "rival-rides"))
+            let foreign = try await Self.send(gateway, rivals, token: token)
             #expect(foreign.status == 200 && foreign.json["outcome"] == "ignored")
             #expect(try await gateway.get(Self.trip("trip-8"), bearer: Self.apiKey).status == 200)
         }

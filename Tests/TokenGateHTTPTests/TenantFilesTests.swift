@@ -19,16 +19,19 @@ import TokenGateTesting
     /// A tenant file: one provider, a static key generated on first use (its path relative to this file), and
     /// api-key callers.
     static func tenant(_ id: String, keys: [String], keyFile: String? = nil, extra: String = "") -> String {
-        """
-        \(id):
-          \(extra)backend:
-            type: static-key
-            keys:
-              consumer: [{ serviceAccountFile: \(keyFile ?? "keys/\(id).json"), generateIfMissing: \(keyFile == nil) }]
-          clients:
-        \(keys.enumerated().map { "    - { name: caller-\($0.offset), type: api-key, keySha256: \(digest($0.element)), allow: { consumer: any } }" }.joined(separator: "\n"))
+        let clients = keys.enumerated().map { index, key in
+            "    - { name: caller-\(index), type: api-key, keySha256: \(digest(key)), allow: { consumer: any } }"
+        }
+        return """
+            \(id):
+              \(extra)backend:
+                type: static-key
+                keys:
+                  consumer: [{ serviceAccountFile: \(keyFile ?? "keys/\(id).json"), generateIfMissing: \(keyFile == nil) }]
+              clients:
+            \(clients.joined(separator: "\n"))
 
-        """
+            """
     }
 
     static func path(_ provider: String, trip: Int = 1) -> String { "/v1/providers/\(provider)/tokens/consumer?tripId=trip-\(trip)" }
@@ -93,7 +96,8 @@ import TokenGateTesting
             let acme = try #require(ready.json["providers"]?.objectValue?["acme-rides"]?.objectValue)
             #expect(acme["state"] == .string("degraded"))
             let reason = try #require(acme["reasons"]?.arrayValue?.last?.stringValue)
-            #expect(reason.hasPrefix("stale_config: serving the last good configuration; \(acmeFile.dropLast("acme-rides.yaml".count))\(breakage.located)"), "\(reason)")
+            let located = "\(acmeFile.dropLast("acme-rides.yaml".count))\(breakage.located)"
+            #expect(reason.hasPrefix("stale_config: serving the last good configuration; \(located)"), "\(reason)")
             #expect(ready.json["providers"]?.objectValue?["beta-cabs"]?.objectValue?["state"] == .string("ready"))
             let scrape = MetricsScrape(try await gateway.metrics())
             #expect(scrape["tokengate_tenant_config_stale", ["provider": "acme-rides"]] == 1)

@@ -164,7 +164,8 @@ final class BackendGuard: Sendable {
 
     private func circuitOpenError(retryAfterNanoseconds: UInt64) -> TokenGateError {
         let seconds = Int((retryAfterNanoseconds + 999_999_999) / 1_000_000_000)
-        return TokenGateError(.backendUnavailable, "the \(kind.rawValue) circuit is open: calls are refused for \(seconds)s", retryAfterSeconds: max(1, seconds))
+        return TokenGateError(
+            .backendUnavailable, "the \(kind.rawValue) circuit is open: calls are refused for \(seconds)s", retryAfterSeconds: max(1, seconds))
     }
 
     private func queueFullError() -> TokenGateError {

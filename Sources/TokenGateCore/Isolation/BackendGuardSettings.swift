@@ -31,7 +31,8 @@ public struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertible
     public init() {}
 
     public var description: String {
-        "maxConcurrentCalls=\(maxConcurrentCalls) queueTimeout=\(queueTimeout) circuitBreaker=\(circuitBreaker.map(String.init(describing:)) ?? "off")"
+        let breaker = circuitBreaker.map(String.init(describing:)) ?? "off"
+        return "maxConcurrentCalls=\(maxConcurrentCalls) queueTimeout=\(queueTimeout) circuitBreaker=\(breaker)"
     }
 
     /// Reads the core's keys of a `backend:` section (the others are the plugin's).

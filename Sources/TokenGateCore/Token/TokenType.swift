@@ -23,9 +23,6 @@ public enum TokenType: String, Sendable, Hashable, CaseIterable, Comparable, Cus
     /// On-demand admin: `{"tripid": "*", "vehicleid": "*"}`. Opens the whole fleet.
     case server
 
-    /// Whether a token of this type may be handed to an app on a phone or in a browser.
-    public var isClientFacing: Bool { self != .server }
-
     /// Whether the type's claims are wildcards over a whole fleet (granted only as `whole-fleet`).
     public var isWholeFleet: Bool {
         switch self {

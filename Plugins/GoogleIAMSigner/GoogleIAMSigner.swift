@@ -82,7 +82,7 @@ public struct GoogleIAMSigner: TokenBackend {
             throw TokenGateError(.unknownTokenType, "no service account is configured for \(context.tokenType) tokens")
         }
         let now = clock.wallSeconds()
-        let lifetime = settings.lifetimes.seconds(for: context.tokenType)
+        let lifetime = request.lifetime(issuedAt: now, configured: settings.lifetimes.seconds(for: context.tokenType))
         let claims = FleetEngineToken.claims(
             serviceAccount: account, audience: audience, context: context, issuedAt: now, lifetime: lifetime)
         let compact = try await sign(claims, as: account)

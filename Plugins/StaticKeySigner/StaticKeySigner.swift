@@ -47,16 +47,17 @@ public struct StaticKeySigner: TokenBackend {
     }
 
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
-        try mint(for: request.context)
+        try mint(for: request.context, notAfter: request.notAfter)
     }
 
-    /// Signs a token for `context` now. Synchronous: used by `tokengate mint` as well.
-    public func mint(for context: TokenContext) throws -> IssuedToken {
+    /// Signs a token for `context` now, expiring no later than `notAfter` when given. Synchronous: used by
+    /// `tokengate mint` as well.
+    public func mint(for context: TokenContext, notAfter: Int64? = nil) throws -> IssuedToken {
         guard let identity = identities[context.tokenType] else {
             throw TokenGateError(.unknownTokenType, "no signing key is configured for \(context.tokenType) tokens")
         }
         let now = clock.wallSeconds()
-        let lifetime = lifetimes.seconds(for: context.tokenType)
+        let lifetime = FleetEngineToken.lifetime(lifetimes.seconds(for: context.tokenType), issuedAt: now, notAfter: notAfter)
         let claims = FleetEngineToken.claims(
             serviceAccount: identity.serviceAccount,
             audience: audience,

@@ -87,6 +87,8 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         (500, ScriptedAuthorizerTransport.yes), (401, ""), (302, ""), (201, ScriptedAuthorizerTransport.yes), (200, ""), (200, "true"),
         (200, #"{"allowed": "yes"}"#), (200, #"{"allowed": 1}"#), (200, #"{"permitted": true}"#), (200, #"{"allowed": true"#),
         (200, #"{"allowed": false, "allowed": true}"#), (200, #"{"allowed": true, "pad": "\#(String(repeating: "x", count: 4096))"}"#),
+        (200, #"{"allowed": true, "until": "2026-11-27T14:05:00Z"}"#), (200, #"{"allowed": true, "until": 1.8e9}"#),
+        (200, #"{"allowed": true, "until": 0}"#), (200, #"{"allowed": true, "until": true}"#),
     ])
     func anythingButAClearAnswerIsUnavailableNeverAnAllow(status: Int, body: String) async throws {
         let transport = ScriptedAuthorizerTransport(status: status, body: body)
@@ -95,6 +97,16 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         // Never cached: the next request asks again.
         #expect(await outcome(authorizer) == .authorizerUnavailable)
         #expect(transport.calls == 2)
+    }
+
+    @Test func aYesMayBoundTheTokenWithUntilAndTheBoundIsCachedWithTheAnswer() async throws {
+        let transport = ScriptedAuthorizerTransport(status: 200, body: #"{"allowed": true, "until": 1795788300}"#)
+        let authorizer = try authorizer(transport)
+        #expect(try await authorizer.check(Self.rider(), for: Self.trip) == 1_795_788_300)
+        #expect(try await authorizer.check(Self.rider(), for: Self.trip) == 1_795_788_300)
+        #expect(transport.calls == 1)
+        let unbounded = try self.authorizer(ScriptedAuthorizerTransport(status: 200, body: #"{"allowed": true, "until": null}"#))
+        #expect(try await unbounded.check(Self.rider(), for: Self.trip) == nil)
     }
 
     @Test func aTransportErrorIsUnavailable() async throws {

@@ -29,6 +29,26 @@ import Testing
         #expect(cache.count == 1)
     }
 
+    @Test func aCallerWithABoundIsNeverServedALaterExpiryAndItsFetchReplacesIt() async throws {
+        let cache = makeCache()
+        let open = try await get(cache)
+        let bound = clock.wallSeconds + 900
+        // The hour-long token is not served to a caller bounded at 15 minutes: its own fetch (which honours the
+        // bound) replaces it, for every caller.
+        let bounded = try await cache.value(for: "trip-1", notAfter: bound) { [source, clock] in
+            TestToken(serial: 100 + source.calls, expiresAt: min(clock.wallSeconds + 3_600, bound))
+        }
+        #expect(bounded.outcome == .miss)
+        #expect(bounded.value.expiresAt == bound)
+        #expect(try await get(cache).value == bounded.value)
+        // A bound at or after the cached expiry is served from the cache.
+        let later = try await cache.value(for: "trip-1", notAfter: bound) { TestToken(serial: -1, expiresAt: 0) }
+        #expect(later.outcome == .hit)
+        #expect(later.value == bounded.value)
+        #expect(open.value.expiresAt > bound)
+        #expect(cache.count == 1)
+    }
+
     @Test func concurrentMissesForOneKeyShareOneFetch() async throws {
         let cache = makeCache()
         let gate = AsyncGate()

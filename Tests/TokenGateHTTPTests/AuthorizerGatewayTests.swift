@@ -40,6 +40,7 @@ import TokenGateTesting
                 """
                 adminKeys:
                   - { name: ops, keySha256: \(adminDigest) }
+                audit: { path: audit.jsonl }
                 providers:
                   acme-rides:
                     rateLimits: \(rateLimits)
@@ -153,6 +154,9 @@ import TokenGateTesting
     @Test(arguments: [
         AuthorizerServer.Answer.status(500, body: #"{"allowed": true}"#), .status(200, body: "yes"), .status(200, body: #"{"allowed": "true"}"#),
         .status(302), .status(200, body: #"{"allowed": true, "pad": "\#(String(repeating: "x", count: 5000))"}"#),
+        // A bound that cannot be read must not become a longer token.
+        .status(200, body: #"{"allowed": true, "until": "14:05"}"#), .status(200, body: #"{"allowed": true, "until": 1.8e9}"#),
+        .status(200, body: #"{"allowed": true, "until": -5}"#),
     ])
     func anAuthorizerErrorOrAMalformedAnswerIs503AndNeverCached(_ answer: AuthorizerServer.Answer) async throws {
         try await AuthorizerServer.with(answering: answer) { authorizer, url in
@@ -276,6 +280,62 @@ import TokenGateTesting
                 #expect(try await gateway.reloader.reload(trigger: "test").number == 3)
                 #expect(try await gateway.get(Self.trip("trip-1"), bearer: session).status == 200)
                 #expect(authorizer.calls == 2)
+            }
+        }
+    }
+
+    /// The `exp` and `until` of every audit line so far, in order.
+    static func auditedBounds(_ fixture: Fixture) throws -> [(exp: Int64?, until: Int64?)] {
+        let text = (try? String(contentsOfFile: "\(fixture.directory.path)/audit.jsonl", encoding: .utf8)) ?? ""
+        return try text.split(separator: "\n").map { line in
+            let object = try #require(try JSON.parse(Array(line.utf8)).objectValue)
+            return (object["exp"]?.integerValue, object["until"]?.integerValue)
+        }
+    }
+
+    @Test func aTokenNeverOutlivesTheUntilItsAuthorizerAnswered() async throws {
+        try await AuthorizerServer.with(answering: .allowed) { authorizer, url in
+            let fixture = try Fixture(authorizerURL: url)
+            let now = fixture.clock.now
+            try await fixture.withGateway { gateway in
+                // rider-1 is told nothing of an end: a full-hour token, cached for the trip.
+                let open = try await gateway.get(Self.trip("trip-7"), bearer: try fixture.session("rider-1"))
+                #expect(open.status == 200, "\(open.text)")
+                let openToken = try #require(open.json["token"]?.stringValue)
+                #expect(JWTVerifier.decodeUnverified(openToken).claims?["exp"]?.integerValue == now + 3600)
+
+                // The trip is now scheduled to end at now + 900: the cached hour-long token is not served to a
+                // rider told so; a token ending then replaces it.
+                authorizer.answer(.allowedUntil(now + 900))
+                let bounded = try await gateway.get(Self.trip("trip-7"), bearer: try fixture.session("rider-2"))
+                #expect(bounded.status == 200, "\(bounded.text)")
+                let boundedToken = try #require(bounded.json["token"]?.stringValue)
+                #expect(boundedToken != openToken)
+                let claims = JWTVerifier.decodeUnverified(boundedToken).claims
+                #expect(claims?["exp"]?.integerValue == now + 900)
+                #expect(claims?["iat"]?.integerValue == now)
+                // Asked again (the answer cached), the bounded token is served from the cache.
+                let again = try await gateway.get(Self.trip("trip-7"), bearer: try fixture.session("rider-2"))
+                #expect(again.json["token"]?.stringValue == boundedToken)
+                #expect(authorizer.calls == 2)
+
+                // The audit log says which bound cut the token short.
+                let bounds = try Self.auditedBounds(fixture)
+                #expect(bounds.count == 2)
+                #expect(bounds.last?.exp == now + 900)
+                #expect(bounds.last?.until == now + 900)
+                #expect(bounds.first?.until == nil)
+
+                // Later than the default minRemaining (300 s) before the end, nothing more is handed out: ended.
+                fixture.clock.advance(by: .seconds(601))
+                let late = try await gateway.get(Self.trip("trip-7"), bearer: try fixture.session("rider-2"))
+                #expect(late.status == 410, "\(late.text)")
+                #expect(late.errorCode == "context_ended")
+                // A bound already past is refused without minting.
+                authorizer.answer(.allowedUntil(now - 60))
+                let past = try await gateway.get(Self.trip("trip-8"), bearer: try fixture.session("rider-3"))
+                #expect(past.status == 410)
+                #expect(try Self.auditedBounds(fixture).count == 2)
             }
         }
     }

@@ -10,6 +10,8 @@ final class AuthorizerServer: Sendable {
     indirect enum Answer: Sendable {
         /// `200 {"allowed": true}`
         case allowed
+        /// `200 {"allowed": true, "until": <epoch seconds>}`: yes, for a token no later than that.
+        case allowedUntil(Int64)
         /// `200 {"allowed": false}`
         case denied
         /// This status with this body.
@@ -81,6 +83,8 @@ final class AuthorizerServer: Sendable {
         switch answer {
         case .allowed:
             return Self.json(200, #"{"allowed": true}"#)
+        case .allowedUntil(let until):
+            return Self.json(200, #"{"allowed": true, "until": \#(until)}"#)
         case .denied:
             return Self.json(200, #"{"allowed": false}"#)
         case .status(let status, let body):

@@ -15,6 +15,8 @@ struct AuditRecord: Sendable {
     var requestID: String?
     /// The address of the client whose request started the mint (behind a trusted proxy, the client's own).
     var peer: PeerAddress?
+    /// The bound the tenant's authorizer set on `exp` (its `until`), when it set one.
+    var notAfter: Int64?
 
     /// One JSON object and a newline.
     var line: [UInt8] {
@@ -34,6 +36,7 @@ struct AuditRecord: Sendable {
         if let keyID { object["kid"] = .string(keyID) }
         if let requestID { object["requestId"] = .string(requestID) }
         if let peer { object["peer"] = .string(peer.description) }
+        if let notAfter { object["until"] = .integer(notAfter) }
         return JSON.serialize(.object(object)) + [UInt8(ascii: "\n")]
     }
 }

@@ -2,8 +2,9 @@ import Synchronization
 
 /// What an authorizer said about one caller and context.
 enum AuthorizerVerdict: Sendable, Equatable {
-    /// `200 {"allowed": true}`.
-    case allowed
+    /// `200 {"allowed": true}`; with `"until": <epoch seconds>`, the latest `exp` a token for the context may carry
+    /// (the trip's scheduled end).
+    case allowed(until: Int64?)
     /// `200 {"allowed": false}`, `403` or `404`; `why` is for the log.
     case denied(why: String)
     /// No usable answer (timeout, connection error, another status, a bad body); never cached.

@@ -3,7 +3,8 @@ import JOSE
 /// One provider's live ownership checks: for a client with an `authorizer:`, asks the tenant's own backend whether
 /// the caller may have the context, after authentication and `allow` and before the rate limits and the token cache.
 ///
-/// Fails closed: only `200 {"allowed": true}` lets a request on; a no is `forbidden`, and anything that is not a clear
+/// Fails closed: only `200 {"allowed": true}` lets a request on (with `"until": <epoch seconds>`, a token no later
+/// than that); a no is `forbidden`, and anything that is not a clear
 /// yes or no is `authorizer_unavailable`, never an allow and never cached. Yes and no are cached per (client, subject,
 /// context) for the client's `cacheFor` in an ``AuthorizerDecisionCache``; concurrent identical questions share one
 /// call. The subject is the session token's `sub` (a session token without one is refused without a call), or the
@@ -44,10 +45,12 @@ final class ProviderAuthorizer: Sendable {
         clients.isEmpty ? nil : clients[caller.name]
     }
 
-    /// Returns when `caller`'s client has no authorizer or its authorizer allows `context`; throws `forbidden` when it
-    /// denies, `authorizer_unavailable` when it gives no clear answer. The reason (status, timeout) is for the log.
-    func check(_ caller: AuthenticatedCaller, for context: TokenContext) async throws(TokenGateError) {
-        guard let settings = settings(of: caller) else { return }
+    /// Returns when `caller`'s client has no authorizer or its authorizer allows `context`: the latest `exp` its yes
+    /// allows (its `until`), or nil for no bound. Throws `forbidden` when it denies, `authorizer_unavailable` when it
+    /// gives no clear answer. The reason (status, timeout) is for the log.
+    @discardableResult
+    func check(_ caller: AuthenticatedCaller, for context: TokenContext) async throws(TokenGateError) -> Int64? {
+        guard let settings = settings(of: caller) else { return nil }
         let subject: String
         switch caller.kind {
         case .apiKey:
@@ -79,8 +82,8 @@ final class ProviderAuthorizer: Sendable {
         }
         if source == .cache { metrics.recordAuthorizerCacheHit() }
         switch verdict {
-        case .allowed:
-            return
+        case .allowed(let until):
+            return until
         case .denied(let why):
             throw TokenGateError(.forbidden, "the authorizer of client \(caller.name) denied \(context) (\(why))")
         case .unavailable(let why):
@@ -112,8 +115,9 @@ final class ProviderAuthorizer: Sendable {
         }
     }
 
-    /// The answer contract: 200 `{"allowed": true}` yes; 200 `{"allowed": false}`, 403 or 404 no; anything else no
-    /// answer.
+    /// The answer contract: 200 `{"allowed": true}` yes, bounded by `"until"` (integer epoch seconds) when given;
+    /// 200 `{"allowed": false}`, 403 or 404 no; anything else no answer (a yes with an `until` that is not a
+    /// positive integer too: a bound misread must not become a longer token).
     static func read(_ response: AuthorizerResponse, maxBodyBytes: Int) -> AuthorizerVerdict {
         switch response.status {
         case 200:
@@ -123,7 +127,15 @@ final class ProviderAuthorizer: Sendable {
             guard case .object(let object)? = try? JSON.parse(response.body), case .bool(let allowed)? = object["allowed"] else {
                 return .unavailable(why: #"answered 200 without a JSON body {"allowed": true|false}"#)
             }
-            return allowed ? .allowed : .denied(why: #"answered {"allowed": false}"#)
+            guard allowed else { return .denied(why: #"answered {"allowed": false}"#) }
+            switch object["until"] {
+            case nil, .null?:
+                return .allowed(until: nil)
+            case .integer(let until)? where until > 0:
+                return .allowed(until: until)
+            default:
+                return .unavailable(why: #"answered {"allowed": true} with an "until" that is not positive integer epoch seconds"#)
+            }
         case 403, 404:
             return .denied(why: "answered HTTP \(response.status)")
         default:

@@ -8,14 +8,25 @@ public struct TokenRequest: Sendable, Hashable {
     public var provider: ProviderID
     /// The trip, vehicle, task or shipment; it also decides the token type.
     public var context: TokenContext
+    /// The latest `exp` the token may carry (epoch seconds), when the tenant's authorizer bounded it (the trip
+    /// ends then). A backend that mints honours it with ``lifetime(issuedAt:configured:)``; the gateway refuses
+    /// any token that outlives it, whichever backend made it.
+    public var notAfter: Int64?
 
     /// The token type, which the context decides.
     public var type: TokenType { context.tokenType }
 
     /// Creates a request.
-    public init(provider: ProviderID, context: TokenContext) {
+    public init(provider: ProviderID, context: TokenContext, notAfter: Int64? = nil) {
         self.provider = provider
         self.context = context
+        self.notAfter = notAfter
+    }
+
+    /// The lifetime of a token minted at `issuedAt`: the `configured` one, cut so that `exp` is at most
+    /// ``notAfter``; never below one second (the gateway refuses a bound that close before asking).
+    public func lifetime(issuedAt: Int64, configured: Int64) -> Int64 {
+        FleetEngineToken.lifetime(configured, issuedAt: issuedAt, notAfter: notAfter)
     }
 }
 

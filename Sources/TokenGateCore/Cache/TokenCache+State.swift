@@ -87,10 +87,14 @@ extension TokenCache {
         }
 
         /// The fast path: serve from the cache if possible, starting a background refresh inside the window (only
-        /// when `mayStartRefresh`, else that value is `refreshDue`).
-        mutating func lookup(_ key: Key, wall: Int64, monotonic: UInt64, limits: Limits, mayStartRefresh: Bool = true) -> Decision {
+        /// when `mayStartRefresh`, else that value is `refreshDue`). A value expiring after `notAfter` is absent
+        /// to this caller, and stays for the others until a fetch replaces it.
+        mutating func lookup(
+            _ key: Key, wall: Int64, monotonic: UInt64, limits: Limits, mayStartRefresh: Bool = true, notAfter: Int64? = nil
+        ) -> Decision {
             guard let slot = entries.slot(for: key) else { return .absent }
             let entry = entries[slot]
+            if let notAfter, entry.value.expiresAt > notAfter { return .absent }
             let remaining = Limits.remaining(entry.value.expiresAt, at: wall)
             guard remaining >= limits.minRemaining else {
                 guard remaining >= limits.staleFloor else {
@@ -119,9 +123,9 @@ extension TokenCache {
         /// register `waiter` on the key's flight, creating it if needed.
         mutating func join(
             _ key: Key, waiterID: UInt64, waiter: Waiter, isCancelled: Bool,
-            wall: Int64, monotonic: UInt64, limits: Limits
+            wall: Int64, monotonic: UInt64, limits: Limits, notAfter: Int64?
         ) -> Decision {
-            let decision = lookup(key, wall: wall, monotonic: monotonic, limits: limits)
+            let decision = lookup(key, wall: wall, monotonic: monotonic, limits: limits, notAfter: notAfter)
             guard case .absent = decision else { return decision }
             guard !isCancelled else { return .cancelled }
             if flights[key] != nil {

@@ -38,19 +38,22 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
 
     /// The value for `key`: cached if it has at least ``TokenCachePolicy/minRemaining`` left, else fetched.
     ///
-    /// - Parameter fetch: produces a fresh value for `key`. It runs in a task of its own and may be shared by
-    ///   concurrent callers, so it must not depend on which caller started it. A fetched value with less than
-    ///   `minRemaining` left is returned to the callers that waited for it, but not cached.
+    /// - Parameters:
+    ///   - notAfter: when given, a cached value expiring later is not served: this caller's fetch replaces it. A
+    ///     fetch already in flight is joined whatever its bound, so its value may expire later (the caller checks).
+    ///   - fetch: produces a fresh value for `key`. It runs in a task of its own and may be shared by
+    ///     concurrent callers, so it must not depend on which caller started it. A fetched value with less than
+    ///     `minRemaining` left is returned to the callers that waited for it, but not cached.
     /// - Returns: the value and how it was obtained.
     /// - Throws: the fetch's error, shared by all callers waiting on that fetch; `CancellationError` if the
     ///   calling task is cancelled while waiting (the fetch continues for the others).
     public func value(
-        for key: Key,
+        for key: Key, notAfter: Int64? = nil,
         fetch: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, outcome: TokenCacheOutcome) {
         let wall = clock.wallSeconds()
         let monotonic = clock.monotonicNanoseconds()
-        let decision = state.withLock { $0.lookup(key, wall: wall, monotonic: monotonic, limits: limits) }
+        let decision = state.withLock { $0.lookup(key, wall: wall, monotonic: monotonic, limits: limits, notAfter: notAfter) }
         switch decision {
         case .served(let value, let outcome):
             return (value, outcome)
@@ -58,7 +61,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
             startFetch(for: key, flightID: flightID, fetch: fetch)
             return (value, .refreshingAhead)
         case .absent, .refreshDue, .waiting, .fetchStarted, .cancelled:
-            return try await awaitFetch(for: key, fetch: fetch)
+            return try await awaitFetch(for: key, notAfter: notAfter, fetch: fetch)
         }
     }
 
@@ -130,7 +133,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
 
     /// The slow path: join the fetch for `key`, or start it, then wait unless the calling task is cancelled.
     private func awaitFetch(
-        for key: Key,
+        for key: Key, notAfter: Int64?,
         fetch: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, outcome: TokenCacheOutcome) {
         let waiterID = nextWaiterID.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -143,7 +146,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
                 let decision = state.withLock { state in
                     state.join(
                         key, waiterID: waiterID, waiter: waiter, isCancelled: Task.isCancelled,
-                        wall: wall, monotonic: monotonic, limits: limits)
+                        wall: wall, monotonic: monotonic, limits: limits, notAfter: notAfter)
                 }
                 switch decision {
                 case .served(let value, let outcome):

@@ -4,14 +4,15 @@ import Logging
 extension ProviderPipeline {
     /// One backend call and the OpenSSL verification every token passes before it may be cached or handed out; a
     /// token that passes is recorded in the audit log, naming the caller whose request started the fetch.
-    func fetchVerified(for admission: TokenAdmission) async throws -> DeliveredToken {
+    /// With `notAfter`, the token expires no later (the backend is asked to, and a token past it is refused).
+    func fetchVerified(for admission: TokenAdmission, notAfter: Int64? = nil) async throws -> DeliveredToken {
         let (settings, context, spans) = (runtime.settings, admission.context, services.spans)
         let started = ContinuousClock.now
         let issued: IssuedToken
         do {
             issued = try await spans.run(.backend, provider: settings.id, tokenType: context.tokenType) { span in
                 span.note(backend: settings.backendType)
-                let request = TokenRequest(provider: settings.id, context: context)
+                let request = TokenRequest(provider: settings.id, context: context, notAfter: notAfter)
                 return try await runtime.backendGuard.run { try await runtime.backend.issue(request) }
             }
             runtime.metrics.recordBackendCall(context.tokenType, duration: ContinuousClock.now - started)
@@ -21,13 +22,13 @@ extension ProviderPipeline {
             throw error
         }
         return try await spans.run(.verify, provider: settings.id, tokenType: context.tokenType) { _ in
-            try await verified(issued, for: admission)
+            try await verified(issued, for: admission, notAfter: notAfter)
         }
     }
 
     /// `issued` checked with OpenSSL against the keys bound to the provider (refetched once for an unknown `kid`),
     /// and recorded in the audit log.
-    private func verified(_ issued: IssuedToken, for admission: TokenAdmission) async throws -> DeliveredToken {
+    private func verified(_ issued: IssuedToken, for admission: TokenAdmission, notAfter: Int64?) async throws -> DeliveredToken {
         let (context, clock) = (admission.context, services.clock)
         let now = clock.wallSeconds()
         var verifier: FleetEngineVerifier
@@ -51,9 +52,13 @@ extension ProviderPipeline {
         if case .success(let verified) = outcome, let issuer = issued.issuer, verified.claims["iss"] != .string(issuer) {
             outcome = .failure(TokenRejection(.wrongIssuer, "iss is not \(issuer), the account that signs \(context.tokenType) tokens"))
         }
+        // Only a backend that mints can cut a token short; one that fetches tokens gets no say past the bound.
+        if case .success(let verified) = outcome, let notAfter, let expiresAt = verified.expiresAt, expiresAt > notAfter {
+            outcome = .failure(TokenRejection(.outlivesBound, "exp \(expiresAt) is after the authorizer's until \(notAfter)"))
+        }
         switch outcome {
         case .success(let verified):
-            return delivered(issued, verified, for: admission, now: now)
+            return delivered(issued, verified, for: admission, now: now, notAfter: notAfter)
         case .failure(let rejection):
             runtime.metrics.recordRejected(context.tokenType, rejection.reason)
             throw TokenGateError(.backendInvalidToken, "the backend's token failed verification (\(rejection.reason)): \(rejection.message)")
@@ -61,7 +66,9 @@ extension ProviderPipeline {
     }
 
     /// The verified token as the cache keeps it, recorded in the audit log.
-    private func delivered(_ issued: IssuedToken, _ verified: VerifiedJWT, for admission: TokenAdmission, now: Int64) -> DeliveredToken {
+    private func delivered(
+        _ issued: IssuedToken, _ verified: VerifiedJWT, for admission: TokenAdmission, now: Int64, notAfter: Int64?
+    ) -> DeliveredToken {
         let (settings, context, logger) = (runtime.settings, admission.context, services.logger)
         let expiresAt = verified.expiresAt ?? now
         if let stated = issued.expiresAt, stated > expiresAt + settings.leeway || stated < expiresAt - settings.leeway {
@@ -80,13 +87,15 @@ extension ProviderPipeline {
             AuditRecord(
                 time: now, provider: settings.id, context: context, caller: admission.caller,
                 keyID: verified.keyID ?? verified.key.keyID, issuedAt: token.issuedAt, expiresAt: expiresAt,
-                fingerprint: TokenFingerprint.of(issued.compact), requestID: admission.query.requestID, peer: admission.query.peer))
+                fingerprint: TokenFingerprint.of(issued.compact), requestID: admission.query.requestID, peer: admission.query.peer,
+                notAfter: notAfter))
         return token
     }
 
     /// A token read from the shared store, checked exactly as a freshly minted one (Redis is not trusted), and
     /// usable only with more than the refresh window left. Not audited: the replica that minted it did that.
-    func adopt(_ compact: String, for context: TokenContext) -> SharedState.Adoption {
+    /// With `notAfter`, a token expiring later is stale here: this caller mints one bounded, which replaces it.
+    func adopt(_ compact: String, for context: TokenContext, notAfter: Int64? = nil) -> SharedState.Adoption {
         let now = services.clock.wallSeconds()
         guard let verifier = try? runtime.verifier() else { return .rejected(.unknownKid) }
         let verified: VerifiedJWT
@@ -96,7 +105,7 @@ extension ProviderPipeline {
             return .rejected(error.reason)
         }
         let expiresAt = verified.expiresAt ?? now
-        guard expiresAt - now >= refreshBeforeSeconds else { return .stale }
+        guard expiresAt - now >= refreshBeforeSeconds, notAfter.map({ expiresAt <= $0 }) ?? true else { return .stale }
         return .usable(DeliveredToken(compact: compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt, sharingHeaderIn: runtime.tokenHeaders))
     }
 

@@ -63,11 +63,16 @@ final class ProviderPipeline: Sendable {
     /// the cache, which fetches and verifies on a miss.
     func grant(_ admission: TokenAdmission) async throws(TokenGateError) -> TokenGrant {
         let (context, caller, spans) = (admission.context, admission.caller, services.spans)
-        // The tenant's own check, only for a request every cheaper check let through; it fails closed.
+        // The tenant's own check, only for a request every cheaper check let through; it fails closed. A yes may bound
+        // the token's `exp` (the trip's end): too close a bound is a context that has ended.
+        var notAfter: Int64?
         if runtime.authorizer.asks(caller) {
-            try await spans.run(.authorize, provider: runtime.id, tokenType: admission.type) { _ throws(TokenGateError) in
+            notAfter = try await spans.run(.authorize, provider: runtime.id, tokenType: admission.type) { _ throws(TokenGateError) in
                 try await runtime.authorizer.check(caller, for: context)
             }
+        }
+        if let notAfter, notAfter - services.clock.wallSeconds() < max(1, TokenGateClock.secondsRoundingUp(runtime.settings.cache.minRemaining)) {
+            throw TokenGateError(.contextEnded, "the authorizer of client \(caller.name) bounds \(context) at \(notAfter), too soon for a token")
         }
         let limits =
             if let sharedState = services.sharedState, let fallback = runtime.fallbackLimiters {
@@ -77,15 +82,14 @@ final class ProviderPipeline: Sendable {
             }
         do {
             let (token, outcome) = try await spans.run(.cache, provider: runtime.id, tokenType: admission.type) { span in
-                let found = try await runtime.cache.value(for: context) { [self] in
-                    // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
-                    guard let sharedState = services.sharedState else { return try await fetchVerified(for: admission) }
-                    return try await sharedState.token(
-                        for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
-                        adopt: { self.adopt($0, for: context) }, mint: { try await self.fetchVerified(for: admission) })
-                }
-                span.note(found.1)
+                var found = try await cachedOrFetched(admission, notAfter: notAfter)
+                // A bounded caller may have joined a fetch without its bound: the one after it carries the bound.
+                if let notAfter, found.value.expiresAt > notAfter { found = try await cachedOrFetched(admission, notAfter: notAfter) }
+                span.note(found.outcome)
                 return found
+            }
+            if let notAfter, token.expiresAt > notAfter {
+                throw TokenGateError(.backendInvalidToken, "the token for \(context) expires at \(token.expiresAt), after its bound \(notAfter)")
             }
             return served(token, outcome, to: admission, limits: limits)
         } catch let error as TokenGateError {
@@ -94,6 +98,22 @@ final class ProviderPipeline: Sendable {
             throw TokenGateError(.backendUnavailable, "the request was cancelled")
         } catch {
             throw TokenGateError(.backendError, "the backend failed: \(Swift.type(of: error))")
+        }
+    }
+
+    /// The token for `admission` from the cache, or fetched (through the shared store when there is one) and
+    /// verified, expiring no later than `notAfter` when given.
+    private func cachedOrFetched(
+        _ admission: TokenAdmission, notAfter: Int64?
+    ) async throws -> (value: DeliveredToken, outcome: TokenCacheOutcome) {
+        let context = admission.context
+        return try await runtime.cache.value(for: context, notAfter: notAfter) { [self] in
+            // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
+            guard let sharedState = services.sharedState else { return try await fetchVerified(for: admission, notAfter: notAfter) }
+            return try await sharedState.token(
+                for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
+                adopt: { self.adopt($0, for: context, notAfter: notAfter) },
+                mint: { try await self.fetchVerified(for: admission, notAfter: notAfter) })
         }
     }
 

@@ -28,6 +28,14 @@ public enum FleetEngineToken {
         return claims
     }
 
+    /// The `configured` lifetime of a token issued at `issuedAt`, cut so that `exp` is at most `notAfter` (when
+    /// given); never below one second.
+    public static func lifetime(_ configured: Int64, issuedAt: Int64, notAfter: Int64?) -> Int64 {
+        guard let notAfter else { return configured }
+        let (untilBound, overflow) = notAfter.subtractingReportingOverflow(issuedAt)
+        return overflow ? configured : max(1, min(configured, untilBound))
+    }
+
     /// Checks that verified `claims` carry exactly the `authorization` claim for `context` and a consistent
     /// issuer, so a token for another trip, an unasked-for wildcard or a token of another type is never handed out.
     public static func checkScope(of claims: JSONObject, for context: TokenContext) throws(TokenRejection) {

@@ -20,6 +20,8 @@ public struct TokenRejection: Error, Sendable, Equatable, CustomStringConvertibl
         public static let wrongIssuer = Reason("wrong_issuer")
         /// Less life left than the provider's `minRemaining`.
         public static let insufficientLifetime = Reason("insufficient_lifetime")
+        /// `exp` is after the bound the tenant's authorizer set for the context (its `until`).
+        public static let outlivesBound = Reason("outlives_bound")
         /// The `kid` names no key of the set: the keys may have rotated (JOSE's code, so both speak one vocabulary).
         public static let unknownKid = Reason(JWTValidationError.Reason.unknownKid.rawValue)
     }

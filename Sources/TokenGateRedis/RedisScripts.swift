@@ -50,6 +50,24 @@ enum RedisScripts {
         return {0, 0}
         """)
 
+    /// Adds the member ARGV[1] to every set KEYS[i] unless one is full without it: ARGV[2i] is set i's capacity,
+    /// ARGV[2i+1] its lifetime in milliseconds (renewed when it gains a member). Returns 0 when the member is in
+    /// every set now, or i (1-based): set i refused it, and no set was changed.
+    static let admitDistinct = try! RESPScript(
+        """
+        for i, key in ipairs(KEYS) do
+          if redis.call('SISMEMBER', key, ARGV[1]) == 0 and redis.call('SCARD', key) >= tonumber(ARGV[2 * i]) then
+            return i
+          end
+        end
+        for i, key in ipairs(KEYS) do
+          if redis.call('SADD', key, ARGV[1]) == 1 then
+            redis.call('PEXPIRE', key, ARGV[2 * i + 1])
+          end
+        end
+        return 0
+        """)
+
     /// Records an end (ARGV[2] the time) or a lift (ARGV[2] empty) in the list KEYS[1] and publishes ARGV[3] on
     /// the channel ARGV[4], in one step: no replica sees the message without the list having it.
     static let publishEnded = try! RESPScript(

@@ -32,7 +32,7 @@ public final class RedisSharedStore: SharedStore {
     }
 
     public func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool {
-        let milliseconds = String(max(1, lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = String(Self.milliseconds(lifetime))
         let reply = try await refusals {
             try await client.evalSHA(script: RedisScripts.lock, keys: [key], args: [owner, milliseconds], deadline: deadline)
         }
@@ -53,6 +53,17 @@ public final class RedisSharedStore: SharedStore {
             throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
         }
         return index == 0 ? .allowed : .limited(index: Int(index) - 1, retryAfter: .microseconds(wait))
+    }
+
+    public func admit(_ member: String, to sets: [SharedDistinctSet]) async throws -> Int? {
+        let args = [member] + sets.flatMap { [String($0.capacity), String(Self.milliseconds($0.lifetime))] }
+        let reply = try await refusals {
+            try await client.evalSHA(script: RedisScripts.admitDistinct, keys: sets.map(\.key), args: args, deadline: deadline)
+        }
+        guard let index = reply.integer, (0...Int64(sets.count)).contains(index) else {
+            throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
+        }
+        return index == 0 ? nil : Int(index) - 1
     }
 
     public func publish(_ change: EndedContextChange) async throws {
@@ -135,5 +146,13 @@ extension SharedState {
         let client = try RESPClient(configuration: configuration, logger: redisLogger)
         let store = RedisSharedStore(client: client, keyPrefix: settings.keyPrefix, deadline: settings.redis.timeout, clock: clock)
         return SharedState(settings: settings, store: store, metrics: metrics, clock: clock, logger: logger)
+    }
+
+}
+
+extension RedisSharedStore {
+    /// Whole milliseconds of `duration`, at least 1 (Redis refuses a zero expiry).
+    fileprivate static func milliseconds(_ duration: Duration) -> Int64 {
+        max(1, duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -64,6 +64,23 @@ import TokenGateCore
         #expect(error(wrong) == "config.yaml:7:38: defaults.rateLimits.caller.shadow: expected true or false, got 'maybe'")
     }
 
+    @Test func aDistinctContextsCapIsReadAndAMalformedOneIsALocatedError() throws {
+        func with(_ section: String) -> String {
+            Self.valid.replacingOccurrences(of: "caller: { rate: 600/min, burst: 50 }", with: "distinctContexts: \(section)")
+        }
+        let provider = try #require(try parse(with("{ perCaller: 200/h, perType: { consumer: 50/min } }")).providers[ProviderID("acme-rides")!])
+        let limits = try #require(provider.rateLimits.distinctContexts)
+        #expect(limits.perCaller == DistinctContextLimits.Cap(count: 200, windowSeconds: 3_600))
+        #expect(limits.perType == [.consumer: DistinctContextLimits.Cap(count: 50, windowSeconds: 60)])
+        #expect(limits.description == "perCaller 200/h, consumer 50/min")
+        #expect(
+            error(with("{ perCaller: 200/day }"))
+                == "config.yaml:7:36: defaults.rateLimits.distinctContexts.perCaller: expected a number of contexts per window such as "
+                + "200/h, 1000/min or 50/s (at most 1000000), got '200/day'")
+        #expect(error(with("{ perType: { trips: 5/h } }")).hasPrefix("config.yaml:7:36: defaults.rateLimits.distinctContexts.perType.trips: 'trips' is not a token type"))
+        #expect(error(with("{ shadow: true }")) == "config.yaml:7:23: defaults.rateLimits.distinctContexts: distinctContexts needs perCaller or perType")
+    }
+
     /// `maxConcurrentCalls`, `queueTimeout` and `circuitBreaker` are the core's keys of `backend:`: read by it, and
     /// taken out of the section the plugin validates.
     @Test func theBackendGuardKeysAreTheCoresAndThePluginNeverSeesThem() throws {

@@ -247,7 +247,7 @@ public struct GatewayAssembler: Sendable {
             provider: settings.id, clients: settings.clients, transport: authorizerTransport, metrics: metrics,
             answers: keepsClients ? previous!.authorizer.answers : AuthorizerDecisionCache(clock: clock),
             guard: keepsClients && keepsGuards ? previous!.authorizer.callGuard : makeGuard(.authorizer, settings, counted: hasAuthorizer))
-        let shadowLog = ShadowRefusalLog(logger: logger, clock: clock)
+        let refusalLog = RateLimitRefusalLog(logger: logger, clock: clock)
         // Unchanged limits keep their buckets: nobody's allowance resets on reload.
         let buckets = previous?.fingerprints.limits == fingerprints.limits
             ? previous!.limiters.buckets : RateLimitBuckets(settings.rateLimits, clock: clock)
@@ -259,12 +259,12 @@ public struct GatewayAssembler: Sendable {
             authenticator: keepsClients ? previous!.authenticator : authenticator,
             authorizer: authorizer,
             cache: keepsBackend ? previous!.cache : TokenCache(policy: Self.cachePolicy(settings.cache, replicas: replicas), clock: clock),
-            limiters: ProviderLimiters(id: settings.id, buckets: buckets, metrics: metrics, shadowLog: shadowLog),
+            limiters: ProviderLimiters(id: settings.id, buckets: buckets, metrics: metrics, refusalLog: refusalLog),
             // This replica's share, for while the shared store is unreachable (and for shadow limits).
             fallbackLimiters: replicas.map {
                 ProviderLimiters(
                     id: settings.id, buckets: RateLimitBuckets(settings.rateLimits.share(of: $0), clock: clock), metrics: metrics,
-                    shadowLog: shadowLog)
+                    refusalLog: refusalLog)
             },
             metrics: metrics,
             fingerprints: fingerprints,

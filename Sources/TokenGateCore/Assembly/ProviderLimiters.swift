@@ -14,15 +14,15 @@ struct ProviderLimiters: Sendable {
     let buckets: RateLimitBuckets
     let metrics: ProviderMetrics
     /// Where what a `shadow` limit would have refused is logged.
-    let shadowLog: ShadowRefusalLog
+    let refusalLog: RateLimitRefusalLog
     /// The `RateLimit-Policy` of every token answer: the enforced provider, caller and context limits.
     let policy: String?
 
-    init(id: ProviderID, buckets: RateLimitBuckets, metrics: ProviderMetrics, shadowLog: ShadowRefusalLog) {
+    init(id: ProviderID, buckets: RateLimitBuckets, metrics: ProviderMetrics, refusalLog: RateLimitRefusalLog) {
         self.id = id
         self.buckets = buckets
         self.metrics = metrics
-        self.shadowLog = shadowLog
+        self.refusalLog = refusalLog
         policy = RateLimitHeaders.policy([
             ("provider", buckets.provider?.limit), ("caller", buckets.caller?.limit), ("context", buckets.context?.limit),
         ])
@@ -51,9 +51,17 @@ struct ProviderLimiters: Sendable {
         return error
     }
 
-    /// Applies the provider, caller and context limits in that order; the first refusal wins. Returns what the
-    /// answer says about them (nil without enforced limits).
+    /// Applies the provider, caller and context limits in that order, then the caller's distinct-contexts caps (so
+    /// a context is counted only for a request every other limit let through); the first refusal wins. Returns what
+    /// the answer says about the limits (nil without enforced limits).
     func check(caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) -> RateLimitHeaders? {
+        let headers = try checkRates(caller: caller, context: context)
+        if let counter = buckets.distinctContexts { try check(counter.admit(context, for: caller), caller: caller) }
+        return headers
+    }
+
+    /// The provider, caller and context limits alone.
+    func checkRates(caller: AuthenticatedCaller, context: TokenContext) throws(TokenGateError) -> RateLimitHeaders? {
         var tightest: (name: String, quota: RateLimitQuota)?
         try charge(buckets.provider, id, scope: .provider, tightest: &tightest)
         try charge(buckets.caller, caller, scope: .caller, tightest: &tightest)
@@ -82,12 +90,28 @@ struct ProviderLimiters: Sendable {
         if tightest.map({ quota.remaining < $0.quota.remaining }) ?? true { tightest = (scope.rawValue, quota) }
     }
 
+    /// Throws `rate_limited` (with `Retry-After`: the window's end) when `caller`'s distinct-contexts cap refused a
+    /// new context; a shadow cap's refusal is counted and logged. Every refusal is logged in aggregate by caller.
+    func check(_ decision: DistinctContextCounter.Decision, caller: AuthenticatedCaller) throws(TokenGateError) {
+        guard case .refused(let scope, let seconds) = decision, let limits = buckets.distinctContexts?.limits else { return }
+        let cap = scope == "all" ? limits.perCaller : TokenType(rawValue: scope).flatMap { limits.perType[$0] }
+        if let cap { refusalLog.recordDistinctContexts(caller, scope: scope, cap: cap, shadow: limits.shadow) }
+        if limits.shadow {
+            metrics.recordShadowRefusal(.distinctContexts)
+            return
+        }
+        metrics.recordRateLimited(.distinctContexts)
+        throw TokenGateError(
+            .rateLimited, "client \(caller.name) reached its cap of distinct \(scope == "all" ? "" : "\(scope) ")contexts",
+            retryAfterSeconds: Int(clamping: max(1, seconds)))
+    }
+
     /// Throws `rate_limited` for a refusal of an enforced limit; a shadow limit's refusal is counted and logged.
     func check(_ decision: RateLimitDecision, _ limit: RateLimit, scope: ProviderMetrics.RateLimitScope) throws(TokenGateError) {
         guard let seconds = decision.retryAfterSeconds else { return }
         if limit.shadow {
             metrics.recordShadowRefusal(scope)
-            shadowLog.record(scope, limit: limit)
+            refusalLog.recordShadow(scope, limit: limit)
             return
         }
         metrics.recordRateLimited(scope)
@@ -102,8 +126,10 @@ final class RateLimitBuckets: Sendable {
     let context: RateLimiter<TokenContext>?
     let failedAuth: RateLimiter<ProviderID>?
     let failedAuthPerPeer: RateLimiter<PeerAddress>?
+    let distinctContexts: DistinctContextCounter?
 
     init(_ settings: RateLimitSettings, clock: TokenGateClock) {
+        distinctContexts = settings.distinctContexts.map { DistinctContextCounter($0, clock: clock) }
         provider = settings.provider.map { RateLimiter(limit: $0, clock: clock) }
         caller = settings.caller.map { RateLimiter(limit: $0, clock: clock) }
         context = settings.context.map { RateLimiter(limit: $0, clock: clock) }

@@ -265,13 +265,41 @@ public struct ConfigurationParser: Sendable {
     }
 
     private func parseRateLimits(_ node: ConfigNode, over defaults: RateLimitSettings) throws -> RateLimitSettings {
-        let mapping = try node.mapping(allowedKeys: ["provider", "caller", "context", "failedAuth", "failedAuthPerPeer"])
+        let mapping = try node.mapping(allowedKeys: ["provider", "caller", "context", "failedAuth", "failedAuthPerPeer", "distinctContexts"])
         var limits = defaults
         if let value = mapping.optional("provider") { limits.provider = try parseRateLimit(value) }
         if let value = mapping.optional("caller") { limits.caller = try parseRateLimit(value) }
         if let value = mapping.optional("context") { limits.context = try parseRateLimit(value) }
         if let value = mapping.optional("failedAuth") { limits.failedAuth = try parseRateLimit(value) }
         if let value = mapping.optional("failedAuthPerPeer") { limits.failedAuthPerPeer = try parseRateLimit(value) }
+        if let value = mapping.optional("distinctContexts") { limits.distinctContexts = try parseDistinctContexts(value) }
+        return limits
+    }
+
+    /// `{ perCaller: 200/1h, perType: { consumer: 50/1h }, shadow: false }`; at least one cap.
+    private func parseDistinctContexts(_ node: ConfigNode) throws -> DistinctContextLimits {
+        let mapping = try node.mapping(allowedKeys: ["perCaller", "perType", "shadow"])
+        func cap(_ node: ConfigNode) throws -> DistinctContextLimits.Cap {
+            let text = try node.string()
+            guard let limit = RateLimit(parsing: text), limit.count <= 1_000_000 else {
+                throw node.error("expected a number of contexts per window such as 200/h, 1000/min or 50/s (at most 1000000), got '\(text)'")
+            }
+            return DistinctContextLimits.Cap(count: limit.count, windowSeconds: limit.period.components.seconds)
+        }
+        var perType: [TokenType: DistinctContextLimits.Cap] = [:]
+        if let node = mapping.optional("perType") {
+            for (name, value) in try node.entries() {
+                guard let type = TokenType(rawValue: name) else {
+                    throw value.keyError("'\(name)' is not a token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                perType[type] = try cap(value)
+            }
+        }
+        let limits = DistinctContextLimits(
+            perCaller: try mapping.optional("perCaller").map(cap), perType: perType, shadow: try mapping.optional("shadow")?.bool() ?? false)
+        guard limits.perCaller != nil || !limits.perType.isEmpty else {
+            throw node.error("distinctContexts needs perCaller or perType")
+        }
         return limits
     }
 

@@ -153,6 +153,8 @@ public struct RateLimitSettings: Sendable, Equatable, CustomStringConvertible {
     public var failedAuth: RateLimit? = Self.defaultFailedAuth
     /// Failed authentications from one peer address at the provider; checked before any credential work.
     public var failedAuthPerPeer: RateLimit? = Self.defaultFailedAuthPerPeer
+    /// How many different contexts one caller may obtain tokens for per window, or nil.
+    public var distinctContexts: DistinctContextLimits?
 
     /// 600 failed authentications a minute at one provider, 100 at once.
     public static let defaultFailedAuth = RateLimit(count: 600, per: .seconds(60), burst: 100)
@@ -169,5 +171,6 @@ public struct RateLimitSettings: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         [("provider", provider), ("caller", caller), ("context", context), ("failedAuth", failedAuth), ("failedAuthPerPeer", failedAuthPerPeer)]
             .map { "\($0.0)=\($0.1.map(String.init(describing:)) ?? "none")" }.joined(separator: " ")
+            + " distinctContexts=\(distinctContexts.map(String.init(describing:)) ?? "none")"
     }
 }

@@ -22,6 +22,8 @@ public final class ProviderMetrics: Sendable {
         case provider, caller, context
         case failedAuth = "failed_auth"
         case failedAuthPerPeer = "failed_auth_peer"
+        /// A caller's cap on different contexts per window.
+        case distinctContexts = "distinct_contexts"
     }
 
     /// What a call to a client's authorizer answered (the `outcome` label).

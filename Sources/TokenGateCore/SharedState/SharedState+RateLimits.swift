@@ -7,6 +7,41 @@ extension ProviderLimiters {
     func check(
         caller: AuthenticatedCaller, context: TokenContext, shared: SharedState, fallback: ProviderLimiters
     ) async throws(TokenGateError) -> RateLimitHeaders? {
+        let headers = try await checkRates(caller: caller, context: context, shared: shared, fallback: fallback)
+        try await checkDistinctContexts(caller: caller, context: context, shared: shared, fallback: fallback)
+        return headers
+    }
+
+    /// The caller's distinct-contexts caps across every replica: one set per cap and window in the store, checked
+    /// and added to in one script. While the store is unreachable, this replica counts on its own, at the whole cap
+    /// (a share would refuse a caller that keeps to one replica); a context counted twice costs nothing.
+    private func checkDistinctContexts(
+        caller: AuthenticatedCaller, context: TokenContext, shared: SharedState, fallback: ProviderLimiters
+    ) async throws(TokenGateError) {
+        guard let limits = buckets.distinctContexts?.limits else { return }
+        let caps = limits.caps(for: context.tokenType)
+        guard !caps.isEmpty else { return }
+        let now = shared.clock.wallSeconds()
+        let identity = "\(caller.name)\u{0}\(caller.kind.rawValue)\u{0}\(caller.subject ?? "")"
+        let sets = caps.map { scope, cap in
+            let window = cap.window(at: now)
+            return SharedDistinctSet(
+                key: shared.distinctContextsKey(provider: id, scope: scope, window: window.index, caller: identity), capacity: cap.count,
+                lifetime: .seconds(window.secondsLeft + 60))
+        }
+        let member = shared.distinctContextsMember(context)
+        guard let refused = await shared.attempt(.distinctContexts, { try await shared.store.admit(member, to: sets) }) else {
+            if let counter = fallback.buckets.distinctContexts { try fallback.check(counter.admit(context, for: caller), caller: caller) }
+            return
+        }
+        guard let index = refused, caps.indices.contains(index) else { return }
+        try check(.refused(scope: caps[index].scope, retryAfterSeconds: caps[index].cap.window(at: now).secondsLeft), caller: caller)
+    }
+
+    /// The provider, caller and context limits across every replica (see ``check(caller:context:shared:fallback:)``).
+    private func checkRates(
+        caller: AuthenticatedCaller, context: TokenContext, shared: SharedState, fallback: ProviderLimiters
+    ) async throws(TokenGateError) -> RateLimitHeaders? {
         try fallback.measureShadowLimits(caller: caller, context: context)
         var scopes: [ProviderMetrics.RateLimitScope] = []
         var requests: [SharedRateBucket] = []
@@ -22,7 +57,7 @@ extension ProviderLimiters {
         guard !requests.isEmpty else { return nil }
         guard let outcome = await shared.attempt(.rateLimit, { try await shared.store.acquire(requests) }) else {
             shared.metrics.recordLocalLimits(provider: id)
-            _ = try fallback.check(caller: caller, context: context)
+            _ = try fallback.checkRates(caller: caller, context: context)
             return policy.map { RateLimitHeaders(policy: $0, status: nil) }
         }
         if case .limited(let index, let retryAfter) = outcome, scopes.indices.contains(index) {

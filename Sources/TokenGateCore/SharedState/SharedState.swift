@@ -34,7 +34,7 @@ public final class SharedState: Sendable {
 
     /// What a store call was for, in logs and metrics.
     enum Operation: String, CaseIterable {
-        case read, write, lock, unlock, rateLimit = "rate_limit", publish, resync, subscribe
+        case read, write, lock, unlock, rateLimit = "rate_limit", distinctContexts = "distinct_contexts", publish, resync, subscribe
     }
 
     /// Shares through `store` as `settings` say.
@@ -126,6 +126,15 @@ public final class SharedState: Sendable {
     func rateKey(provider: ProviderID, scope: String, identity: String) -> String {
         "\(settings.keyPrefix)rate:{\(provider)}:\(scope):\(Self.digest(identity))"
     }
+
+    /// A caller's set of distinct contexts for one cap (`scope`: `all` or a token type) in one window: the window's
+    /// number is in the name, so a new window starts with an empty set and the old one lapses.
+    func distinctContextsKey(provider: ProviderID, scope: String, window: Int64, caller: String) -> String {
+        "\(settings.keyPrefix)distinct:{\(provider)}:\(scope):\(window):\(Self.digest(caller))"
+    }
+
+    /// What a distinct-contexts set holds for `context`: a digest, so no trip ID sits in the store in clear.
+    func distinctContextsMember(_ context: TokenContext) -> String { Self.digest("\(context.tokenType.rawValue) \(context)") }
 
     /// 32 hex digits of SHA-256: bounded key length whatever the context, no delimiter in it.
     private static func digest(_ text: String) -> String {

@@ -15,6 +15,10 @@ public protocol SharedStore: Sendable {
     /// Takes one request from each bucket in order, by GCRA on the store's own clock, stopping at the first that
     /// refuses (the ones before it stay charged, as in process).
     func acquire(_ buckets: [SharedRateBucket]) async throws -> SharedRateOutcome
+    /// Adds `member` to every set unless one of them is full without it (then none is changed): the index of the
+    /// first set that refused, or nil when `member` is in every set now. A set that gains a member lapses after its
+    /// `lifetime`.
+    func admit(_ member: String, to sets: [SharedDistinctSet]) async throws -> Int?
     /// Records `change` in the store's list of ended contexts and tells every replica watching.
     func publish(_ change: EndedContextChange) async throws
     /// The store's list of ended contexts: what a replica that missed a message (or just started) catches up from.
@@ -40,6 +44,23 @@ public struct SharedRateBucket: Sendable, Hashable {
         self.key = key
         emissionIntervalMicroseconds = max(1, Int64(clamping: limit.emissionInterval / 1_000))
         toleranceMicroseconds = emissionIntervalMicroseconds * Int64(limit.burst - 1)
+    }
+}
+
+/// One capped set of distinct members in the shared store (a caller's contexts in one window).
+public struct SharedDistinctSet: Sendable, Hashable {
+    /// The store key.
+    public var key: String
+    /// The most members it may hold.
+    public var capacity: Int
+    /// How long it lives after its last new member: at least the rest of its window.
+    public var lifetime: Duration
+
+    /// A set at `key` of at most `capacity` members, kept for `lifetime`.
+    public init(key: String, capacity: Int, lifetime: Duration) {
+        self.key = key
+        self.capacity = capacity
+        self.lifetime = lifetime
     }
 }
 

@@ -22,7 +22,7 @@ import TokenGateCore
 /// ```
 struct GoogleIAMSettings: Sendable {
     static let defaultIAMCredentials = "https://iamcredentials.googleapis.com"
-    static let defaultPublicKeys = "https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}"
+    static let defaultPublicKeys = JWKSURL.googleServiceAccountKeys
     static let defaultOAuthToken = "https://oauth2.googleapis.com/token"
 
     var lifetimes = TokenLifetimes()
@@ -99,6 +99,6 @@ struct GoogleIAMSettings: Sendable {
 
     /// The JWKS URL of `account`'s public keys.
     func publicKeysURL(of account: String) -> String {
-        publicKeys.replacingOccurrences(of: "{serviceAccount}", with: account)
+        JWKSURL.serviceAccountKeys(publicKeys, of: account).url
     }
 }

@@ -12,6 +12,8 @@ public struct StaticKeySigner: TokenBackend {
         public let signer: JWSSigner
         /// The service account's email: `iss` and `sub`.
         public let serviceAccount: String
+        /// When Google stops accepting the key (`expires:`), epoch seconds, if configured.
+        public let expiresAt: Int64?
     }
 
     /// The active identity per token type.
@@ -39,6 +41,14 @@ public struct StaticKeySigner: TokenBackend {
         self.audience = audience
         self.lifetimes = lifetimes
         self.clock = clock
+    }
+
+    public var signingKeys: [SigningKey] {
+        var seen: Set<String> = []
+        return identities.sorted { $0.key < $1.key }.compactMap { _, identity in
+            guard let keyID = identity.signer.key.keyID, seen.insert(keyID).inserted else { return nil }
+            return SigningKey(keyID: keyID, serviceAccount: identity.serviceAccount, expiresAt: identity.expiresAt)
+        }
     }
 
     public var summary: String {

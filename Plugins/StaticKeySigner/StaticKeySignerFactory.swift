@@ -12,6 +12,7 @@ public import TokenGateCore
 ///   keys:                        # per token type, a list of keys; the first one signs, all are published
 ///     consumer:
 ///       - serviceAccountFile: keys/consumer-sa.json     # a Google service-account JSON key file
+///         expires: 2027-01-15                           # optional: when Google stops accepting it (key health)
 ///     driver:
 ///       - privateKeyFile: keys/driver.pem               # or: an RSA private key in PEM ...
 ///         keyId: 5f3c…                                  # ... its kid (the service account's private_key_id)
@@ -60,8 +61,9 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
         _ node: ConfigNode, type: TokenType, provider: ProviderID, allowInsecure: Bool
     ) throws -> StaticKeySigner.SigningIdentity {
         let entry = try node.mapping(allowedKeys: [
-            "serviceAccountFile", "generateIfMissing", "privateKeyFile", "keyId", "clientEmail",
+            "serviceAccountFile", "generateIfMissing", "privateKeyFile", "keyId", "clientEmail", "expires",
         ])
+        let expiresAt = try entry.optional("expires")?.date()
         if let fileNode = entry.optional("serviceAccountFile") {
             for key in ["privateKeyFile", "keyId", "clientEmail"] {
                 if let other = entry.optional(key) { throw other.error("not allowed beside serviceAccountFile") }
@@ -69,7 +71,7 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
             let generate = try entry.optional("generateIfMissing")?.bool() ?? false
             let account = try ServiceAccountKeyFile.load(fileNode, generateIfMissing: generate, type: type, provider: provider)
             try checkPermissions(of: fileNode, allowInsecure: allowInsecure)
-            return try identity(key: account.key, serviceAccount: account.clientEmail, at: fileNode)
+            return try identity(key: account.key, serviceAccount: account.clientEmail, expiresAt: expiresAt, at: fileNode)
         }
         let fileNode = try entry.required("privateKeyFile")
         let keyID = try entry.required("keyId").nonEmptyString()
@@ -83,7 +85,7 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
         } catch {
             throw fileNode.error("not a usable RS256 private key: \(error)")
         }
-        return try identity(key: key, serviceAccount: email, at: fileNode)
+        return try identity(key: key, serviceAccount: email, expiresAt: expiresAt, at: fileNode)
     }
 
     private func checkPermissions(of node: ConfigNode, allowInsecure: Bool) throws {
@@ -92,10 +94,12 @@ public struct StaticKeySignerFactory: TokenBackendFactory {
         node.warn(problem)
     }
 
-    private func identity(key: JWSKey, serviceAccount: String, at node: ConfigNode) throws -> StaticKeySigner.SigningIdentity {
+    private func identity(
+        key: JWSKey, serviceAccount: String, expiresAt: Int64?, at node: ConfigNode
+    ) throws -> StaticKeySigner.SigningIdentity {
         guard key.algorithm == .rs256 else { throw node.error("Fleet Engine tokens are RS256; this key is \(key.summary)") }
         do {
-            return StaticKeySigner.SigningIdentity(signer: try JWSSigner(key: key), serviceAccount: serviceAccount)
+            return StaticKeySigner.SigningIdentity(signer: try JWSSigner(key: key), serviceAccount: serviceAccount, expiresAt: expiresAt)
         } catch {
             throw node.error("cannot sign with this key: \(error)")
         }

@@ -159,6 +159,21 @@ import TokenGateTesting
         #expect(message.contains("/config.yaml:8:33: providers.acme-rides.backend.keys.consumer[0].serviceAccountFile: no such file: "), "\(message)")
     }
 
+    @Test func aKeysExpiryDateIsReadForKeyHealthAndAMalformedOneIsLocated() async throws {
+        let account = try ServiceAccountKey.generate(projectID: "acme-rides", clientEmail: "c@acme-rides.iam.gserviceaccount.com")
+        let files = ["sa.json": try account.json()]
+        let (generation, _) = try await Self.load(
+            Self.config(keys: "        consumer:\n          - { serviceAccountFile: sa.json, expires: 2027-03-01T12:00:00Z }"), files: files)
+        let backend = try #require(generation.providers[ProviderID("acme-rides")!]?.backend)
+        #expect(backend.signingKeys == [SigningKey(keyID: account.privateKeyID, serviceAccount: account.clientEmail, expiresAt: 1_803_902_400)])
+        let message = await Self.loadError(
+            Self.config(keys: "        consumer:\n          - { serviceAccountFile: sa.json, expires: 2027-02-30 }"), files: files)
+        #expect(
+            message.hasSuffix(
+                "/config.yaml:8:53: providers.acme-rides.backend.keys.consumer[0].expires: expected a date such as 2027-01-15 or "
+                    + "2027-01-15T10:23:00Z (UTC), got '2027-02-30'"), "\(message)")
+    }
+
     /// As ssh refuses a private key others may read, so does the signer, unless told otherwise (and then warns).
     @Test func refusesAKeyFileOthersMayRead() async throws {
         let account = try ServiceAccountKey.generate(projectID: "acme-rides", clientEmail: "c@acme-rides.iam.gserviceaccount.com")

@@ -4,7 +4,8 @@ import Testing
 import TokenGateTesting
 
 /// `check-config --online`: a google-iam backend asks IAM (the stand-in) once per account whether the gateway may
-/// sign as it, and says per account what is missing.
+/// sign as it, and says per account what is missing; a static key is looked up among the keys Google publishes for
+/// its account (`keyHealth.checkPublished`).
 @Suite struct CheckConfigOnlineCLITests {
     static let runtime = "tokengate@acme-rides.iam.gserviceaccount.com"
     static let consumer = "fleet-consumer@acme-rides.iam.gserviceaccount.com"
@@ -53,6 +54,39 @@ import TokenGateTesting
                 let granted = try await cli.run(["check-config", "--online", "config.yaml"])
                 #expect(granted.status == 0, "\(granted)")
                 #expect(!granted.stdout.contains("FAILED"), "\(granted)")
+            }
+        }
+    }
+
+    @Test func aStaticKeyGoogleNoLongerListsFailsTheOnlineCheckWithExit3() async throws {
+        try await GoogleStandIn.with { standIn in
+            let state = try await standIn.control(#"{"accounts": [{"email": "\#(Self.consumer)", "exportKeyFile": true}]}"#)
+            let keyFile = try #require(state["accounts"]?.objectValue?[Self.consumer]?.objectValue?["keyFile"]?.stringValue)
+            let kid = try ServiceAccountKey(json: Array(try Data(contentsOf: URL(fileURLWithPath: keyFile)))).privateKeyID
+            try await withCLI { cli in
+                try cli.write(
+                    "config.yaml",
+                    """
+                    providers:
+                      acme-rides:
+                        keyHealth: { checkPublished: true, publishedKeysUrl: "\(standIn.baseURL)/service_accounts/v1/jwk/{serviceAccount}" }
+                        backend:
+                          type: static-key
+                          keys:
+                            consumer: [{ serviceAccountFile: \(keyFile), expires: 2099-12-31 }]
+                        clients:
+                          - { name: app, type: api-key, keySha256: \(String(repeating: "ab", count: 32)), allow: { consumer: any } }
+                    """)
+                let listed = try await cli.run(["check-config", "--online", "config.yaml"])
+                #expect(listed.status == 0, "\(listed)")
+                #expect(listed.stdout.contains("online:   ok: key \(kid) of \(Self.consumer): listed by Google; expires 2099-12-31T00:00:00Z"), "\(listed)")
+
+                // Disabled in Google Cloud: Fleet Engine would refuse every token the key signs.
+                try await standIn.control(#"{"disableKeys": [{"email": "\#(Self.consumer)", "kid": "\#(kid)"}]}"#)
+                let disabled = try await cli.run(["check-config", "--online", "config.yaml"])
+                #expect(disabled.status == 3, "\(disabled)")
+                #expect(disabled.stdout.contains("online:   FAILED: key \(kid) of \(Self.consumer): key_unpublished:"), "\(disabled)")
+                #expect(disabled.stderr.contains("1 online check failed"), "\(disabled)")
             }
         }
     }

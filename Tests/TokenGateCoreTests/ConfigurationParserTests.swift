@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TokenGateCore
+@testable import TokenGateCore
 
 @Suite struct ConfigurationParserTests {
     static let valid = """
@@ -79,6 +79,38 @@ import TokenGateCore
                 + "200/h, 1000/min or 50/s (at most 1000000), got '200/day'")
         #expect(error(with("{ perType: { trips: 5/h } }")).hasPrefix("config.yaml:7:36: defaults.rateLimits.distinctContexts.perType.trips: 'trips' is not a token type"))
         #expect(error(with("{ shadow: true }")) == "config.yaml:7:23: defaults.rateLimits.distinctContexts: distinctContexts needs perCaller or perType")
+    }
+
+    @Test func keyHealthIsReadWithItsDefaultsAndABadURLIsLocated() throws {
+        func with(_ section: String) -> String {
+            Self.valid.replacingOccurrences(of: "    audience: https://example.test/\n", with: "    audience: https://example.test/\n    keyHealth: \(section)\n")
+        }
+        let defaults = try #require(try parse(Self.valid).providers[ProviderID("acme-rides")!]?.keyHealth)
+        #expect(!defaults.checkPublished && defaults.expiryWarning == .seconds(30 * 86_400))
+        #expect(defaults.publishedKeysURL == "https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}")
+        let set = try #require(try parse(with("{ checkPublished: true, interval: 2h, expiryWarning: 240h }")).providers[ProviderID("acme-rides")!]?.keyHealth)
+        #expect(set.checkPublished && set.interval == .seconds(7200) && set.expiryWarning == .seconds(864_000))
+        #expect(
+            error(with(#"{ publishedKeysUrl: "http://keys.example/jwk/{serviceAccount}" }"#))
+                == "config.yaml:11:36: providers.acme-rides.keyHealth.publishedKeysUrl: plain http is allowed only to a loopback host; use https:// for 'keys.example'")
+        #expect(
+            error(with(#"{ publishedKeysUrl: "https://keys.example/jwk" }"#))
+                == "config.yaml:11:36: providers.acme-rides.keyHealth.publishedKeysUrl: the URL must name the account once, as {serviceAccount}, e.g. "
+                + "https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}")
+    }
+
+    @Test(arguments: [
+        ("2027-01-15", Int64(1_800_000_000 - 8 * 3600)), ("2027-01-15T08:00:00Z", 1_800_000_000), ("2024-02-29", 1_709_164_800),
+        ("1970-01-01T00:00:00Z", 0),
+    ])
+    func datesAreReadAsUTC(text: String, seconds: Int64) {
+        #expect(RFC3339.parse(text) == seconds)
+        #expect(RFC3339.format(seconds).hasPrefix(text))
+    }
+
+    @Test(arguments: ["2027-02-29", "2027-13-01", "2027-1-15", "2027-01-15T08:00:00+01:00", "2027-01-15 08:00:00Z", "15/01/2027", ""])
+    func malformedDatesAreRefused(text: String) {
+        #expect(RFC3339.parse(text) == nil)
     }
 
     /// `maxConcurrentCalls`, `queueTimeout` and `circuitBreaker` are the core's keys of `backend:`: read by it, and

@@ -268,7 +268,10 @@ public struct GatewayAssembler: Sendable {
             },
             metrics: metrics,
             fingerprints: fingerprints,
-            events: settings.events.map { ProviderEvents(settings: $0, keySet: keySets.keySet(for: $0.keysURL)) }
+            events: settings.events.map { ProviderEvents(settings: $0, keySet: keySets.keySet(for: $0.keysURL)) },
+            keyHealth: SigningKeyHealth(
+                provider: settings.id, keys: backend.signingKeys, settings: settings.keyHealth, clock: clock, factory: self.metrics.factory,
+                keySet: { keySets.keySet(for: $0) })
         )
     }
 

@@ -107,6 +107,10 @@ public final class GatewayReloader: Service {
         // A provider the reload adds must not start with no keys: fetch the new URLs before the swap (bounded by
         // the fetcher's deadline; a failure leaves the set to its refresher).
         await next.keySets.fetchMissing()
+        // Whether Google still lists each signing key is asked again on every reload, not only every interval.
+        await withTaskGroup(of: Void.self) { group in
+            for runtime in next.providers.values { group.addTask { await runtime.keyHealth.refreshPublished() } }
+        }
         service.install(next)
         signalSwap()
         assembler.metrics.recordReload(.success)

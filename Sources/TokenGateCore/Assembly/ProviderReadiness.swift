@@ -5,7 +5,8 @@
 /// static-key or file backend is ready as soon as it is built (its keys and tokens were loaded then). A provider
 /// whose keys arrived but whose last refresh failed stays ready, serving from the last good set, and is reported
 /// *degraded* with the reason. A backend adds its own reasons (`TokenBackend.readiness`): an IAM signer is not
-/// ready until it has an access token, nor while IAM refuses it a permission.
+/// ready until it has an access token, nor while IAM refuses it a permission. A signing key Google no longer lists,
+/// or near its `expires:` date, makes the provider degraded (``SigningKeyHealth``).
 public struct ProviderReadiness: Sendable, Equatable {
     /// Ready, ready on a last good set, or not ready.
     public enum State: String, Sendable {
@@ -40,6 +41,7 @@ extension ProviderRuntime {
         let backendReadiness = backend.readiness
         missing += backendReadiness.notReady
         stale += backendReadiness.degraded
+        stale += keyHealth.problems
         for callGuard in [backendGuard, authorizer.callGuard] {
             let circuit = callGuard.circuit
             guard circuit.state != .closed else { continue }
@@ -49,4 +51,9 @@ extension ProviderRuntime {
         if !stale.isEmpty { return ProviderReadiness(state: .degraded, reasons: stale) }
         return ProviderReadiness(state: .ready, reasons: [])
     }
+}
+
+extension ProviderRuntime {
+    /// `check-config --online`: fetches Google's lists of the signing keys' accounts and reports each key.
+    public func checkKeysOnline() async -> [OnlineFinding] { await keyHealth.checkOnline() }
 }

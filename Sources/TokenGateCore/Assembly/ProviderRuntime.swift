@@ -28,6 +28,8 @@ public final class ProviderRuntime: Sendable {
     let fingerprints: ProviderFingerprints
     /// Fleet Engine's pushed log entries (`events:`), or nil.
     let events: ProviderEvents?
+    /// Whether Google still accepts the keys it signs with.
+    let keyHealth: SigningKeyHealth
 
     /// The provider ID.
     public var id: ProviderID { settings.id }
@@ -44,9 +46,11 @@ public final class ProviderRuntime: Sendable {
         fallbackLimiters: ProviderLimiters?,
         metrics: ProviderMetrics,
         fingerprints: ProviderFingerprints,
-        events: ProviderEvents?
+        events: ProviderEvents?,
+        keyHealth: SigningKeyHealth
     ) {
         self.events = events
+        self.keyHealth = keyHealth
         self.metrics = metrics
         self.settings = settings
         self.backend = backend

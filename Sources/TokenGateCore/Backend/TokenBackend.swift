@@ -68,6 +68,24 @@ public struct VerificationKeys: Sendable {
     }
 }
 
+/// A key a backend signs with now, as the gateway's key-health watch sees it: Google must still list its `kid`
+/// among the account's keys, and its `expires` date must not be near.
+public struct SigningKey: Sendable, Hashable {
+    /// The key's `kid` (a service-account key's `private_key_id`).
+    public var keyID: String
+    /// The service account the key belongs to.
+    public var serviceAccount: String
+    /// When Google stops accepting it (the configured `expires:`), epoch seconds; nil when not stated.
+    public var expiresAt: Int64?
+
+    /// Creates a signing key's description.
+    public init(keyID: String, serviceAccount: String, expiresAt: Int64? = nil) {
+        self.keyID = keyID
+        self.serviceAccount = serviceAccount
+        self.expiresAt = expiresAt
+    }
+}
+
 /// One provider's token source. Immutable and `Sendable`: it is called concurrently.
 ///
 /// A backend issues tokens and says where the keys that verify them are; it does not verify them. The gateway
@@ -100,6 +118,9 @@ public protocol TokenBackend: Sendable {
     /// How long the tokens it mints live, per type, for a backend that mints them (nil for one that fetches
     /// tokens whose lifetime another server chose): checked at load against the provider's cache policy.
     var tokenLifetimes: TokenLifetimes? { get }
+    /// The keys it signs with now (one per key, whatever the token types), for the gateway's key-health watch;
+    /// empty for a backend that holds no key.
+    var signingKeys: [SigningKey] { get }
 }
 
 /// One thing `check-config --online` checked: what, whether it works, and if not what to do.
@@ -148,6 +169,8 @@ extension TokenBackend {
     public var summary: String { "" }
     /// Tokens whose lifetime the backend does not choose.
     public var tokenLifetimes: TokenLifetimes? { nil }
+    /// No key held.
+    public var signingKeys: [SigningKey] { [] }
 }
 
 /// What a factory gets to build one provider's backend.

@@ -60,6 +60,15 @@ extension ConfigNode {
         return duration
     }
 
+    /// A moment as epoch seconds: a date (`2027-01-15`, its midnight UTC) or a UTC time (`2027-01-15T10:23:00Z`).
+    public func date() throws -> Int64 {
+        let text = try string()
+        guard let seconds = RFC3339.parse(text) else {
+            throw error("expected a date such as 2027-01-15 or 2027-01-15T10:23:00Z (UTC), got '\(text)'")
+        }
+        return seconds
+    }
+
     /// A list of strings.
     public func stringList() throws -> [String] {
         try sequence().map { try $0.nonEmptyString() }

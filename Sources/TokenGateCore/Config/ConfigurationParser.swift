@@ -182,7 +182,7 @@ public struct ConfigurationParser: Sendable {
     private func parseProvider(_ id: ProviderID, _ node: ConfigNode, defaults: Defaults) throws -> ProviderSettings {
         let mapping = try node.mapping(allowedKeys: [
             "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors", "compatibility", "adminKeys",
-            "events",
+            "events", "keyHealth",
         ])
         let settings = try parseOverrides(mapping, over: defaults)
         let backend = try mapping.required("backend")
@@ -202,7 +202,7 @@ public struct ConfigurationParser: Sendable {
         guard !clients.isEmpty else {
             throw clientsNode.error("declare at least one client: TokenGate never vends tokens anonymously")
         }
-        return ProviderSettings(
+        var provider = ProviderSettings(
             id: id,
             audience: settings.audience,
             leeway: settings.leeway,
@@ -219,6 +219,8 @@ public struct ConfigurationParser: Sendable {
             backendGuard: try BackendGuardSettings.parse(backend: backend),
             clientsSection: clientsNode
         )
+        if let node = mapping.optional("keyHealth") { provider.keyHealth = try KeyHealthSettings.parse(node) }
+        return provider
     }
 
     /// `compatibility: google-samples`, the one drop-in set of routes there is.

@@ -131,6 +131,8 @@ public struct ProviderSettings: Sendable {
     public var adminKeys: [AdminKey]
     /// Fleet Engine's log entries pushed by Pub/Sub, which end trips, tasks and vehicles, or nil for none.
     public var events: FleetEventSettings?
+    /// How its signing keys are watched (`keyHealth:`).
+    public var keyHealth = KeyHealthSettings()
     /// The backend plugin's `type:`.
     public var backendType: String
     /// The `backend:` section, handed to the plugin's factory (without the core's keys).

@@ -99,7 +99,10 @@ public final class TokenService: Sendable {
 
     /// Sets the gauges that are read rather than counted (cached tokens per provider); call before exporting.
     public func updateGauges() {
-        for runtime in generation.providers.values { runtime.metrics.recordCacheEntries(runtime.cache.count) }
+        for runtime in generation.providers.values {
+            runtime.metrics.recordCacheEntries(runtime.cache.count)
+            runtime.keyHealth.updateGauges()
+        }
     }
 
     /// Logs the counts of denials that were not logged one by one (call it every few seconds).

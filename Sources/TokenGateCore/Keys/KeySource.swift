@@ -33,6 +33,16 @@ public struct JWKSURL: Sendable, Hashable, CustomStringConvertible {
         self.refreshInterval = refreshInterval
     }
 
+    /// Where Google publishes a service account's public keys: `{serviceAccount}` is the account's email.
+    public static let googleServiceAccountKeys = "https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}"
+
+    /// `template` (a validated URL with `{serviceAccount}`) for `account`, which is percent-encoded but for `@`.
+    public static func serviceAccountKeys(_ template: String, of account: String, refreshInterval: Duration = defaultRefreshInterval) -> JWKSURL {
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~@")
+        let encoded = account.addingPercentEncoding(withAllowedCharacters: allowed) ?? account
+        return JWKSURL(checked: template.replacingOccurrences(of: "{serviceAccount}", with: encoded), refreshInterval: refreshInterval)
+    }
+
     /// Parses a `jwksUrl:` value and its optional `refreshInterval:` sibling with the one URL policy.
     ///
     /// `https://` only, except `http://` to a loopback host (keys fetched in the clear could be replaced in transit

@@ -13,7 +13,8 @@ struct CheckConfigCommand: AsyncParsableCommand {
         discussion: """
             Every error found is reported, not just the first; warnings (things that work but are probably a \
             mistake) are reported too. With --online, each backend asks the services it needs (a google-iam \
-            backend: its credentials, and per service account whether IAM lets it sign). Exit status: 0 valid \
+            backend: its credentials, and per service account whether IAM lets it sign), and each signing key is \
+            checked (still listed by Google with keyHealth.checkPublished, not near its expires: date). Exit status: 0 valid \
             (warnings or not), 2 invalid (each message names file, line:column and key), 3 valid but an online \
             check failed.
             """
@@ -34,6 +35,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
             if online, let generation = check.generation, check.errors.isEmpty {
                 for (id, provider) in generation.providers.sorted(by: { $0.key < $1.key }) {
                     findings += await provider.backend.checkOnline().map { (id, $0) }
+                    findings += await provider.checkKeysOnline().map { (id, $0) }
                 }
             }
             return (check, findings)

@@ -67,6 +67,8 @@ Control (loopback only, never counted as calls)
      "workloadProviders": [{"audience": "//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/prov",
                             "subjects": {"<subject token as sent>": "<subject>"}}],
      "grants": {"<principal>": ["target@p.iam.gserviceaccount.com", ...]},   # replaces that principal's set
+     "disableKeys": [{"email": "a@p.iam.gserviceaccount.com", "kid": "<40 hex>"}],  # as serviceAccounts.keys.disable:
+         # the key leaves the JWKS/x509 lists and its JWT-bearer grants fail; "enableKeys" (same shape) undoes it
      "rotate": [{"email": "a@p.iam.gserviceaccount.com", "keepOld": true}],   # new current system key;
          # keepOld false removes the old system keys from the JWKS/x509 (they then fail verification)
      "tokenLifetimeSec": 3599 | null,   # lifetime of every access token issued from now on (0 = already expired);
@@ -355,7 +357,7 @@ class State:
 
     # --- control ------------------------------------------------------------------------------------
     def apply_control(self, body: dict):
-        allowed = ("reset", "accounts", "authorizedUsers", "workloadProviders", "grants", "rotate",
+        allowed = ("reset", "accounts", "authorizedUsers", "workloadProviders", "grants", "disableKeys", "enableKeys", "rotate",
                    "tokenLifetimeSec", "metadata", "publicKeysMaxAgeSec", "faults")
         unknown = set(body) - set(allowed)
         if unknown:
@@ -406,6 +408,13 @@ class State:
                 raise ControlError("grants must map principal -> [service account emails]")
             for principal, targets in grants.items():
                 self.grants[principal] = set(targets or [])
+            for name, published in (("disableKeys", False), ("enableKeys", True)):
+                for spec in body.get(name, []):
+                    account = self.accounts.get(spec.get("email"))
+                    key = next((k for k in account.keys if k.kid == spec.get("kid")), None) if account else None
+                    if key is None:
+                        raise ControlError("%s: no key %r of account %r" % (name, spec.get("kid"), spec.get("email")))
+                    key.published = published
             for spec in body.get("rotate", []):
                 account = self.accounts.get(spec.get("email"))
                 if account is None:

@@ -295,6 +295,20 @@ def test_service_account_file_refreshes_through_jwt_bearer_grant(env, monkeypatc
     assert adc.token.startswith("ya29.")
 
 
+def test_a_disabled_key_leaves_the_published_lists_and_its_grants_fail(env):
+    email, info = new_account(env, "disabled", export=True)
+    with open(info["keyFile"]) as f:
+        kid = json.load(f)["private_key_id"]
+    creds = service_account.Credentials.from_service_account_file(info["keyFile"], scopes=[CLOUD])
+    creds.refresh(transport())
+    env.control(disableKeys=[{"email": email, "kid": kid}])
+    assert kid not in [k["kid"] for k in env.jwks(email)["keys"]] and kid not in env.x509(email)
+    with pytest.raises(google.auth.exceptions.RefreshError):
+        service_account.Credentials.from_service_account_file(info["keyFile"], scopes=[CLOUD]).refresh(transport())
+    env.control(enableKeys=[{"email": email, "kid": kid}])
+    assert kid in [k["kid"] for k in env.jwks(email)["keys"]]
+
+
 def test_jwt_bearer_grant_rejects_a_foreign_key_and_missing_scope(env, tmp_path):
     email, info = new_account(env, "forged", export=True)
     with open(info["keyFile"]) as f:

@@ -31,6 +31,11 @@ public final class RedisSharedStore: SharedStore {
         try await refusals { try await client.set(key, to: ByteBuffer(bytes: value), expiresIn: lifetime, deadline: deadline) }
     }
 
+    public func removeValues(at keys: [String]) async throws {
+        guard !keys.isEmpty else { return }
+        _ = try await refusals { try await client.send(["DEL"] + keys, deadline: deadline) }
+    }
+
     public func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool {
         let milliseconds = String(Self.milliseconds(lifetime))
         let reply = try await refusals {

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import RESP
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -33,6 +34,41 @@ struct EndedContextReplicationTests {
                     try await replica.consumerToken("trip-done").status == 200
                 })
             }
+        }
+    }
+
+    /// An end deletes the context's sealed token from Redis, so once the end is lifted no replica adopts the token
+    /// minted before it; and a lift a replica never heard of (its message lost) is caught up by the periodic resync.
+    @Test func anEndedTripLeavesNoTokenInRedisAndAMissedLiftIsCaughtUp() async throws {
+        try await ScaleOutFixture.with { fixture, redis, replicas in
+            let before = try await replicas[0].consumerToken("trip-gone")
+            #expect(before.status == 200)
+            let tokenKeys = { try await redis.withClient { try await $0.send(["KEYS", "tokengate:token:*"]).elements?.count ?? -1 } }
+            #expect(try await tokenKeys() == 1)
+            #expect(try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-gone/end").status == 200)
+            #expect(try await tokenKeys() == 0)
+            #expect(try await replicas[0].adminRequest("DELETE", "/admin/v1/providers/acme-rides/contexts/consumer/trip-gone/end").status == 200)
+            // Replica 2 never cached the trip: it mints afresh (a second later, so another token) rather than adopting
+            // the token from before the end.
+            fixture.clock.advance(by: .seconds(1))
+            let calls = fixture.totalBackendCalls
+            let after = try await eventually(within: TestTiming.bound(.seconds(2)), every: .milliseconds(10)) {
+                try await replicas[2].consumerToken("trip-gone").status == 200
+            }
+            #expect(after)
+            #expect(fixture.totalBackendCalls == calls + 1)
+            #expect(try await replicas[2].consumerToken("trip-gone").token != before.token)
+
+            // An end whose lift message replica 1 misses: the lift is written to the store's list alone.
+            #expect(try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-late/end").status == 200)
+            #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                try await replicas[1].consumerToken("trip-late").errorCode == "context_ended"
+            })
+            _ = try await redis.withClient { try await $0.send(["HDEL", "tokengate:ended", "acme-rides consumer trip-late"]) }
+            // The fixture resyncs every 500 ms.
+            #expect(try await eventually(within: TestTiming.bound(.seconds(3)), every: .milliseconds(20)) {
+                try await replicas[1].consumerToken("trip-late").status == 200
+            })
         }
     }
 

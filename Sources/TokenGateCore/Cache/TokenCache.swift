@@ -91,16 +91,16 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     }
 
     /// Forgets every value whose key `matches`, and keeps fetches in flight for such keys from caching their result;
-    /// returns how many values were forgotten. A scan of the table: for rare operator actions, not requests.
+    /// returns the keys whose values were forgotten. A scan of the table: for rare operator actions, not requests.
     @discardableResult
-    public func removeValues(where matches: (Key) -> Bool) -> Int {
+    public func removeValues(where matches: (Key) -> Bool) -> [Key] {
         state.withLock { state in
             let doomed = state.entries.keysByRecency.filter(matches)
             for key in doomed { state.entries.removeValue(for: key) }
             for index in state.flights.indices where matches(state.flights.keys[index]) {
                 state.flights.values[index].storesResult = false
             }
-            return doomed.count
+            return doomed
         }
     }
 

@@ -37,6 +37,18 @@ public final class EndedContexts: Sendable {
             }
         }
 
+        /// The contexts named by this key's ID alone: every context it ends but a trusted delivery driver's for
+        /// one task (that one also names the task).
+        var contexts: [TokenContext] {
+            switch kind {
+            case .consumer: [.trip(id)]
+            case .driver: [.vehicle(id)]
+            case .deliveryDriver: [.deliveryVehicle(id), .trustedDeliveryVehicle(id, task: .all)]
+            case .deliveryConsumer: [.tracking(id), .task(id)]
+            default: []
+            }
+        }
+
         public var description: String { "\(provider) \(kind) \(id)" }
     }
 
@@ -98,6 +110,11 @@ public final class EndedContexts: Sendable {
             let key = Key(provider: provider, tokenType: context.tokenType, id: id)
         else { return false }
         return endedUntil(key, now: now) != nil
+    }
+
+    /// The keys ended at `now`, for comparing with the shared store's list.
+    func endedKeys(now: Int64) -> [Key] {
+        entries.withLock { entries in entries.filter { $0.value > now }.map(\.key) }
     }
 
     /// How many entries are held (expired ones included until they are found).

@@ -2,23 +2,31 @@ public import ServiceLifecycle
 import Logging
 
 extension SharedState {
-    /// Records `change` in the store and tells the other replicas; a store that cannot be reached is logged (the
-    /// change holds at this replica, and the others learn of an end at their next resync after it is published).
-    func publish(_ change: EndedContextChange) async {
-        if await attempt(.publish, { try await store.publish(change) }) == nil {
+    /// Records `change` in the store and tells the other replicas; whether the store took it. A store that cannot
+    /// be reached is logged: the change holds at this replica, which publishes it again at its next resync.
+    func publish(_ change: EndedContextChange) async -> Bool {
+        guard await attempt(.publish, { try await store.publish(change) }) != nil else {
             logger.error(
-                "could not tell the other replicas; the change holds at this replica only",
+                "could not tell the other replicas; the change holds at this replica until the store takes it",
                 metadata: ["change": "\(change.message)"])
+            return false
         }
+        return true
+    }
+
+    /// Deletes the shared copies of `contexts`' tokens of `provider`, so an ended context's token is not adopted
+    /// again once the end lapses or is lifted (a token already handed out lives on at Fleet Engine until `exp`).
+    func forgetTokens(of contexts: [TokenContext], provider: ProviderID) async {
+        guard !contexts.isEmpty else { return }
+        let keys = Set(contexts).map { tokenKey(TokenCacheKey(provider: provider, context: $0)) }
+        _ = await attempt(.write) { try await store.removeValues(at: keys.sorted()) }
     }
 }
 
 /// Keeps this replica's ended contexts in step with the others': applies every change they publish (pub/sub, a
 /// message within milliseconds) and, every `resyncInterval` and after each (re)subscription, the store's whole
-/// list, so a replica that was down or disconnected catches up.
-///
-/// A resync only adds ends: a lift missed while disconnected is not seen, and the end it lifted lapses at its
-/// time (`endedContexts.refuseFor`).
+/// list, so a replica that was down or disconnected catches up: on ends it missed, and on lifts (an end held here
+/// that the store's list no longer has). Changes made here that the store could not take are published again first.
 public struct EndedContextsReplication: Service {
     let contexts: ContextLifecycle
     let sharedState: SharedState
@@ -69,9 +77,12 @@ public struct EndedContextsReplication: Service {
         }
     }
 
-    /// Applies every end in the store's list that this replica does not hold yet.
+    /// Publishes this replica's changes the store has not taken, then makes the ended list the store's.
     func resync() async {
+        await contexts.republishPending()
+        // Only ends held before the list is read may be lifted for its lack: one a message brings meanwhile is newer.
+        let held = contexts.endedKeys()
         guard let changes = await sharedState.attempt(.resync, { try await sharedState.store.endedContexts() }) else { return }
-        for change in changes { contexts.apply(change) }
+        contexts.reconcile(with: changes, heldBefore: held)
     }
 }

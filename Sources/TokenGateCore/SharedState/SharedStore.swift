@@ -8,6 +8,8 @@ public protocol SharedStore: Sendable {
     func value(at key: String) async throws -> [UInt8]?
     /// Stores `value` at `key` for `lifetime`.
     func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws
+    /// Deletes the values at `keys` (those that exist).
+    func removeValues(at keys: [String]) async throws
     /// Takes the lock `key` for `owner` when nobody holds it (it lapses after `lifetime`); whether it was taken.
     func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool
     /// Releases the lock `key` if `owner` still holds it (never another holder's lock).

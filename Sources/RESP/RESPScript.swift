@@ -1,3 +1,4 @@
+public import NIOCore
 import JOSE
 
 /// A Lua script and its SHA-1, the name under which the server caches it (`EVALSHA`).
@@ -22,11 +23,18 @@ extension RESPCommandSending {
     public func evalSHA(
         script: RESPScript, keys: [String] = [], args: [String] = [], deadline: Duration? = nil
     ) async throws -> RESPValue {
-        let tail = [String(keys.count)] + keys + args
+        try await evalSHA(script: script, keys: keys, binaryArgs: args.map { ByteBuffer(string: $0) }, deadline: deadline)
+    }
+
+    /// ``evalSHA(script:keys:args:deadline:)`` with arguments that are bytes, not text (a sealed value).
+    public func evalSHA(
+        script: RESPScript, keys: [String] = [], binaryArgs: [ByteBuffer], deadline: Duration? = nil
+    ) async throws -> RESPValue {
+        let tail = ([String(keys.count)] + keys).map { ByteBuffer(string: $0) } + binaryArgs
         do {
-            return try await send(RESPCommand(["EVALSHA", script.sha1] + tail), deadline: deadline)
+            return try await send(RESPCommand([ByteBuffer(string: "EVALSHA"), ByteBuffer(string: script.sha1)] + tail), deadline: deadline)
         } catch let error as RESPError where error.serverCode == "NOSCRIPT" {
-            return try await send(RESPCommand(["EVAL", script.source] + tail), deadline: deadline)
+            return try await send(RESPCommand([ByteBuffer(string: "EVAL"), ByteBuffer(string: script.source)] + tail), deadline: deadline)
         }
     }
 }

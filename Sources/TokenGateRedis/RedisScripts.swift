@@ -50,6 +50,15 @@ enum RedisScripts {
         return {0, 0}
         """)
 
+    /// Stores ARGV[1] at KEYS[1] for ARGV[2] milliseconds and publishes the key on the channel ARGV[3], in one step:
+    /// a replica told of it finds the value.
+    static let setAndAnnounce = try! RESPScript(
+        """
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        redis.call('PUBLISH', ARGV[3], KEYS[1])
+        return 1
+        """)
+
     /// Adds the member ARGV[1] to every set KEYS[i] unless one is full without it: ARGV[2i] is set i's capacity,
     /// ARGV[2i+1] its lifetime in milliseconds (renewed when it gains a member). Returns 0 when the member is in
     /// every set now, or i (1-based): set i refused it, and no set was changed.

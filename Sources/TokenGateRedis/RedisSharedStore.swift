@@ -22,13 +22,17 @@ public final class RedisSharedStore: SharedStore {
 
     private var endedKey: String { "\(prefix)ended" }
     private var endedChannel: String { "\(prefix)ended" }
+    private var storedChannel: String { "\(prefix)stored" }
 
     public func value(at key: String) async throws -> [UInt8]? {
         try await refusals { try await client.get(key, deadline: deadline).map { Array($0.readableBytesView) } }
     }
 
     public func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws {
-        try await refusals { try await client.set(key, to: ByteBuffer(bytes: value), expiresIn: lifetime, deadline: deadline) }
+        let args = [ByteBuffer(bytes: value), ByteBuffer(string: String(Self.milliseconds(lifetime))), ByteBuffer(string: storedChannel)]
+        _ = try await refusals {
+            try await client.evalSHA(script: RedisScripts.setAndAnnounce, keys: [key], binaryArgs: args, deadline: deadline)
+        }
     }
 
     public func removeValues(at keys: [String]) async throws {
@@ -98,13 +102,19 @@ public final class RedisSharedStore: SharedStore {
         return changes
     }
 
-    public func watchEndedContexts(
-        subscribed: @escaping @Sendable () -> Void, _ receive: @escaping @Sendable (EndedContextChange) -> Void
+    public func watch(
+        subscribed: @escaping @Sendable () -> Void, ended: @escaping @Sendable (EndedContextChange) -> Void,
+        stored: @escaping @Sendable (String) -> Void
     ) async throws {
-        try await client.subscribe(to: [endedChannel]) { messages in
+        let (endedChannel, storedChannel) = (self.endedChannel, self.storedChannel)
+        try await client.subscribe(to: [endedChannel, storedChannel]) { messages in
             subscribed()
             for await message in messages {
-                if let change = EndedContextChange(message: String(buffer: message.payload)) { receive(change) }
+                if message.channel == storedChannel {
+                    stored(String(buffer: message.payload))
+                } else if let change = EndedContextChange(message: String(buffer: message.payload)) {
+                    ended(change)
+                }
             }
         }
     }

@@ -128,4 +128,34 @@ struct SharedCacheTests {
             #expect(waited < TestTiming.bound(.seconds(8)), "the lock lapses after \(lockSeconds) s; waited \(waited)")
         }
     }
+
+    /// A replica waiting for another's mint is told when the token is stored (a pub/sub message), instead of reading
+    /// Redis every 20 ms: over a mint held for a second it reads a handful of times, and answers with that token.
+    @Test func aReplicaWaitingForAnothersMintIsToldInsteadOfPolling() async throws {
+        try await ScaleOutFixture.with { fixture, redis, replicas in
+            let reads = {
+                try await redis.withClient { client in
+                    let stats = try await client.send(["INFO", "commandstats"]).string ?? ""
+                    let line = stats.split(separator: "\r\n").first { $0.hasPrefix("cmdstat_get:") } ?? ""
+                    return Int(line.split(separator: "=")[1].split(separator: ",")[0]) ?? 0
+                }
+            }
+            fixture.probes[0].holdCalls()
+            let minting = Task { try await replicas[0].consumerToken("trip-slow") }
+            #expect(try await eventually { fixture.probes[0].calls == 1 })
+            let readsBefore = try await reads()
+            let waiting = Task { try await replicas[1].consumerToken("trip-slow") }
+            try await Task.sleep(for: .seconds(1))
+            fixture.probes[0].releaseCalls()
+            let (minted, waited) = (try await minting.value, try await waiting.value)
+            #expect(minted.status == 200 && waited.status == 200)
+            #expect(waited.token == minted.token)
+            #expect(fixture.totalBackendCalls == 1)
+            // Its first look, one every 250 ms while the mint is held (at 20 ms it would be 50), and the last.
+            let waiterReads = try await reads() - readsBefore
+            #expect(waiterReads <= 8, "\(waiterReads) reads while waiting a second")
+            let scrape = try await replicas[1].scrape()
+            #expect(scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "waited"]] == 1)
+        }
+    }
 }

@@ -1,5 +1,6 @@
 public import ServiceLifecycle
 import Logging
+import Synchronization
 
 extension SharedState {
     /// Records `change` in the store and tells the other replicas; whether the store took it. A store that cannot
@@ -24,7 +25,7 @@ extension SharedState {
 }
 
 /// Keeps this replica's ended contexts in step with the others': applies every change they publish (pub/sub, a
-/// message within milliseconds) and, every `resyncInterval` and after each (re)subscription, the store's whole
+/// message within milliseconds; the same subscription tells a replica waiting for another's mint that it is stored) and, every `resyncInterval` and after each (re)subscription, the store's whole
 /// list, so a replica that was down or disconnected catches up: on ends it missed, and on lifts (an end held here
 /// that the store's list no longer has). Changes made here that the store could not take are published again first.
 public struct EndedContextsReplication: Service {
@@ -52,11 +53,17 @@ public struct EndedContextsReplication: Service {
         var logged = false
         while !Task.isCancelled {
             do {
-                try await sharedState.store.watchEndedContexts(
-                    subscribed: { Task { await self.resync() } },
-                    { change in self.contexts.apply(change) })
+                try await sharedState.store.watch(
+                    subscribed: {
+                        sharedState.isWatching.store(true, ordering: .relaxed)
+                        Task { await self.resync() }
+                    },
+                    ended: { change in self.contexts.apply(change) },
+                    stored: { key in sharedState.storedValues.notify(key) })
+                sharedState.isWatching.store(false, ordering: .relaxed)
                 logged = false
             } catch {
+                sharedState.isWatching.store(false, ordering: .relaxed)
                 if Task.isCancelled { return }
                 sharedState.metrics.recordError(.subscribe)
                 if !logged {

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import JOSE
 
 extension SharedState {
@@ -12,8 +13,12 @@ extension SharedState {
         case rejected(TokenRejection.Reason)
     }
 
-    /// How often a replica waiting for another's mint looks for the result.
+    /// How often a replica waiting for another's mint looks for the result while it cannot be told of it (its
+    /// subscription down).
     static let pollInterval: Duration = .milliseconds(20)
+    /// How long a replica that is told of every stored token waits before looking anyway: a lost message, or a
+    /// lock that lapsed with its holder, costs this much.
+    static let fallbackPollInterval: Duration = .milliseconds(250)
 
     /// The token for `key` when the local cache has none: the store's copy if it verifies, else one mint across
     /// all replicas (the lock holder mints and stores; the others wait for its result and read it).
@@ -40,11 +45,17 @@ extension SharedState {
         // others still wait for; only a second stuck holder makes them mint on their own.
         let giveUpAt = ContinuousClock.now + settings.lockTimeout * 2
         while true {
-            guard let locked = await attempt(.lock, { try await store.lock(lockKey, owner: owner, lifetime: settings.lockTimeout) }) else {
+            // Registered before the lock is tried: a token stored after a refused attempt wakes this replica, and one
+            // stored before it was stored before its holder released the lock, so the attempt succeeds and finds it.
+            let notice = storedValues.register(storeKey)
+            let lockAttempt = await attempt(.lock, { try await store.lock(lockKey, owner: owner, lifetime: settings.lockTimeout) })
+            guard let locked = lockAttempt else {
+                storedValues.unregister(notice)
                 metrics.recordMint(.unshared, provider: provider)
                 return try await mint()
             }
             if locked {
+                storedValues.unregister(notice)
                 // Another replica may have stored its token and released the lock between our read and our lock.
                 if case .some(.some(let token)) = await read(storeKey, provider: provider, adopt: adopt, records: false) {
                     _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
@@ -54,8 +65,10 @@ extension SharedState {
                 metrics.recordMint(.locked, provider: provider)
                 return try await mintHoldingLock(lockKey, owner: owner, storeKey: storeKey, refreshBefore: refreshBefore, mint: mint)
             }
-            // Another replica mints: its result appears in the store, or its lock lapses and one of us takes over.
-            try? await Task.sleep(for: Self.pollInterval)
+            // Another replica mints: it tells us when its result is stored, or its lock lapses and one of us takes
+            // over (found by looking anyway, as is a result whose message was lost).
+            await notice.wait(upTo: isWatching.load(ordering: .relaxed) ? Self.fallbackPollInterval : Self.pollInterval)
+            storedValues.unregister(notice)
             guard let found = await read(storeKey, provider: provider, adopt: adopt, records: false) else {
                 metrics.recordMint(.unshared, provider: provider)
                 return try await mint()

@@ -18,6 +18,11 @@ public final class SharedState: Sendable {
     let logger: Logger
     let clock: TokenGateClock
     private let health = Mutex(Health())
+    /// Replicas waiting for another's mint, woken when it is stored.
+    let storedValues = StoredValueNotices()
+    /// Whether this replica's subscription to the store's messages holds: waiters then rely on being told, and
+    /// poll only as a fallback.
+    let isWatching = Atomic<Bool>(false)
     /// How long the store is left alone after a failure.
     static let retryAfterFailure: Duration = .seconds(1)
 

@@ -6,7 +6,8 @@
 public protocol SharedStore: Sendable {
     /// The bytes at `key`, or nil when there are none.
     func value(at key: String) async throws -> [UInt8]?
-    /// Stores `value` at `key` for `lifetime`.
+    /// Stores `value` at `key` for `lifetime`, and tells every replica watching (``watch(subscribed:ended:stored:)``)
+    /// that `key` has a new value.
     func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws
     /// Deletes the values at `keys` (those that exist).
     func removeValues(at keys: [String]) async throws
@@ -25,9 +26,13 @@ public protocol SharedStore: Sendable {
     func publish(_ change: EndedContextChange) async throws
     /// The store's list of ended contexts: what a replica that missed a message (or just started) catches up from.
     func endedContexts() async throws -> [EndedContextChange]
-    /// Calls `receive` for every change published, by any replica, until the calling task is cancelled.
-    /// `subscribed` is called each time the subscription is (re-)established, so the caller can resync.
-    func watchEndedContexts(subscribed: @escaping @Sendable () -> Void, _ receive: @escaping @Sendable (EndedContextChange) -> Void) async throws
+    /// Calls `ended` for every change of the ended contexts published, and `stored` with the key of every value
+    /// stored, by any replica, until the calling task is cancelled. `subscribed` is called each time the
+    /// subscription is (re-)established, so the caller can resync.
+    func watch(
+        subscribed: @escaping @Sendable () -> Void, ended: @escaping @Sendable (EndedContextChange) -> Void,
+        stored: @escaping @Sendable (String) -> Void
+    ) async throws
     /// Closes the store's connections.
     func shutdown() async
 }

@@ -72,8 +72,7 @@ extension RESPClient {
         channels: [String], messages: AsyncStream<RESPMessage>.Continuation, onSubscribed: () -> Void
     ) async throws {
         let (pushes, pushSink) = AsyncStream.makeStream(of: RESPValue.self)
-        let connection = try await RESPConnection.connect(
-            configuration: configuration, tlsContext: tlsContext, eventLoopGroup: eventLoopGroup, pushes: pushSink)
+        let connection = try await openConnection(pushes: pushSink)
         do {
             try await connection.sendWithoutReply(RESPCommand(["SUBSCRIBE"] + channels))
             // Unconfirmed within the command timeout: the connection is closed, which ends the loop below.

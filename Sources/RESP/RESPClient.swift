@@ -4,7 +4,8 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// A bounded pool of connections to one server, the way the gateway talks to Redis.
+/// A bounded pool of connections to one server, the way the gateway talks to Redis: the configured server, or the
+/// primary that Redis Sentinel names (``RESPConfiguration/sentinel``), followed across failovers.
 ///
 /// Each command leases a connection for itself (so a command that times out, and closes its connection, fails no
 /// other caller's), opening one when none is idle and fewer than `maxConnections` exist; otherwise the caller waits,
@@ -71,6 +72,9 @@ public final class RESPClient: RESPCommandSending, Sendable {
             await release(connection)
             return result
         } catch {
+            // A primary demoted to a replica (a Sentinel failover) refuses writes: its connections are dropped, so
+            // the next ones go to the primary the Sentinels name now.
+            if (error as? RESPError)?.serverCode == "READONLY" { await connection.close() }
             await release(connection)
             throw error
         }
@@ -128,8 +132,7 @@ public final class RESPClient: RESPCommandSending, Sendable {
     private func connect() async throws -> RESPConnection {
         let connection: RESPConnection
         do {
-            connection = try await RESPConnection.connect(
-                configuration: configuration, tlsContext: tlsContext, eventLoopGroup: eventLoopGroup)
+            connection = try await openConnection()
         } catch is CancellationError {
             for waiter in state.withLock({ $0.connectAbandoned() }) { waiter.continuation.resume(returning: .retry) }
             throw CancellationError()

@@ -46,6 +46,41 @@ public struct RESPConfiguration: Sendable, Hashable {
         }
     }
 
+    /// Where Redis Sentinel watches a primary and its replicas: the client asks a Sentinel for the primary's address
+    /// before each connection it opens, and drops a connection whose server was demoted (a `READONLY` reply).
+    public struct Sentinel: Sendable, Hashable {
+        /// A Sentinel's address.
+        public struct Address: Sendable, Hashable, CustomStringConvertible {
+            /// Host name or IP address.
+            public var host: String
+            /// TCP port (Sentinel's default is 26379).
+            public var port: Int
+
+            /// The Sentinel at `host:port`.
+            public init(host: String, port: Int = 26379) {
+                self.host = host
+                self.port = port
+            }
+
+            public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        }
+
+        /// The Sentinels, asked in order until one answers.
+        public var addresses: [Address]
+        /// The name the Sentinels monitor the primary under (`sentinel monitor <name> …`).
+        public var primaryName: String
+        /// The Sentinels' own ACL user, if they require one.
+        public var username: String?
+        /// The Sentinels' own password (`requirepass` in sentinel.conf), if any. Never printed.
+        public var password: String?
+
+        /// Sentinels at `addresses` watching `primaryName`.
+        public init(addresses: [Address], primaryName: String) {
+            self.addresses = addresses
+            self.primaryName = primaryName
+        }
+    }
+
     /// Host name or IP address.
     public var host: String
     /// TCP port. Default 6379.
@@ -58,6 +93,9 @@ public struct RESPConfiguration: Sendable, Hashable {
     public var database: Int
     /// TLS settings; nil connects in plain text.
     public var tls: TLS?
+    /// Sentinels that name the server (`host` and `port` are then the last primary they named); nil to connect to
+    /// `host:port` itself.
+    public var sentinel: Sentinel?
     /// Default `.resp2`.
     public var protocolVersion: ProtocolVersion
     /// Most connections the pool opens (at least 1). Default 8.
@@ -94,6 +132,9 @@ public struct RESPConfiguration: Sendable, Hashable {
 extension RESPConfiguration: CustomStringConvertible {
     /// The URL form with the password redacted, for logs.
     public var description: String {
+        if let sentinel {
+            return "the primary \(sentinel.primaryName) of the Sentinels \(sentinel.addresses.map(\.description).joined(separator: ", "))"
+        }
         let scheme = tls == nil ? "redis" : "rediss"
         let user = username ?? ""
         let credentials = password == nil ? (user.isEmpty ? "" : "\(user)@") : "\(user):<redacted>@"

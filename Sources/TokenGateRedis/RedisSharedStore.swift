@@ -144,7 +144,18 @@ extension SharedState {
     public static func redis(
         _ settings: SharedStateSettings, metrics: GatewayMetrics, clock: TokenGateClock = .system, logger: Logger
     ) throws -> SharedState {
-        var configuration = try RESPConfiguration(url: settings.redis.url)
+        var configuration: RESPConfiguration
+        if let sentinel = settings.redis.sentinel {
+            let addresses = sentinel.hostsAndPorts.map { RESPConfiguration.Sentinel.Address(host: $0.host, port: $0.port) }
+            // Host and port stand for the primary until a Sentinel names it, before the first connection.
+            configuration = RESPConfiguration(host: addresses[0].host, port: addresses[0].port)
+            var watched = RESPConfiguration.Sentinel(addresses: addresses, primaryName: sentinel.primaryName)
+            watched.username = sentinel.username
+            watched.password = sentinel.password
+            configuration.sentinel = watched
+        } else {
+            configuration = try RESPConfiguration(url: settings.redis.url)
+        }
         if let username = settings.redis.username { configuration.username = username }
         if let password = settings.redis.password { configuration.password = password }
         if let caFile = settings.redis.caFile {

@@ -48,6 +48,25 @@ import TokenGateCore
         #expect(settings.lockTimeout == .seconds(10))
     }
 
+    @Test func sentinelsReplaceTheURL() throws {
+        let text = """
+            sharedState:
+              redis:
+                sentinels: [10.0.0.5:26379, "[fd00::7]:26380"]
+                primaryName: tokengate
+                sentinelPassword: ${SENTINEL_PASSWORD}
+                password: s3cret
+              encryptionKey: \(Self.key)
+
+            """
+        let settings = try #require(try parse(text + Self.provider, environment: ["SENTINEL_PASSWORD": "watch"]).sharedState)
+        let sentinel = try #require(settings.redis.sentinel)
+        #expect(sentinel.hostsAndPorts.map { "\($0.host) \($0.port)" } == ["10.0.0.5 26379", "fd00::7 26380"])
+        #expect(sentinel.primaryName == "tokengate" && sentinel.password == "watch" && sentinel.username == nil)
+        #expect(settings.redis.password == "s3cret")
+        #expect(settings.redis.redactedURL == "the primary tokengate of the Sentinels 10.0.0.5:26379, [fd00::7]:26380")
+    }
+
     @Test(arguments: [
         ("sharedState:\n  encryptionKey: \(key)\n", "config.yaml:2:3: sharedState.redis: missing required key"),
         ("sharedState:\n  redis: { url: \"http://cache:6379\" }\n  encryptionKey: \(key)\n",
@@ -60,6 +79,14 @@ import TokenGateCore
          "config.yaml:4:13: sharedState.replicas: must be between 1 and 1000"),
         ("sharedState:\n  redis: { url: \"redis://cache\", caFile: ca.pem }\n  encryptionKey: \(key)\n",
          "config.yaml:2:34: sharedState.redis.caFile: is only used with a rediss:// URL"),
+        ("sharedState:\n  redis: { url: \"redis://cache\", sentinels: [\"s1:26379\"], primaryName: tg }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:12: sharedState.redis.url: give either url (one server) or sentinels (the primary Sentinel names), not both"),
+        ("sharedState:\n  redis: { sentinels: [\"s1:26379\", \"s2\"], primaryName: tg }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:36: sharedState.redis.sentinels[1]: expected a Sentinel as host:port (26379 is Sentinel's port), got 's2'"),
+        ("sharedState:\n  redis: { sentinels: [\"s1:26379\"] }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:10: sharedState.redis.primaryName: missing required key"),
+        ("sharedState:\n  redis: { url: \"redis://cache\", primaryName: tg }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:34: sharedState.redis.primaryName: is only used with sentinels"),
         ("sharedState:\n  redis: { url: \"redis://cache\" }\n  encryptionKey: \(key)\n  cache: yes\n",
          "config.yaml:4:3: sharedState.cache: unknown key; expected one of: encryptionKey, keyPrefix, lockTimeout, redis, replicas, resyncInterval"),
     ])

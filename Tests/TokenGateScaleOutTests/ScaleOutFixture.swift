@@ -25,7 +25,9 @@ struct ScaleOutFixture {
 
     /// config.yaml for a Redis on `redisPort`: `rateLimits` is acme-rides' section, `sharedStateExtra` more lines of
     /// `sharedState:` (indented two spaces), `providerExtra` more lines of acme-rides (indented four).
-    func writeConfig(redisPort: Int, replicas: Int, rateLimits: String, sharedStateExtra: String, providerExtra: String = "") throws {
+    func writeConfig(
+        redisPort: Int, replicas: Int, rateLimits: String, sharedStateExtra: String, providerExtra: String = "", redis: String? = nil
+    ) throws {
         let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
         try directory.write(
             "config.yaml",
@@ -34,7 +36,7 @@ struct ScaleOutFixture {
               - { name: ops, keySha256: \(try digest(Self.adminKey)) }
             sharedState:
               # Generous for a loaded test machine: these tests are about a healthy Redis (the outage test stops it).
-              redis: { url: "redis://127.0.0.1:\(redisPort)/0", timeout: 2s }
+              redis: \(redis ?? "{ url: \"redis://127.0.0.1:\(redisPort)/0\", timeout: 2s }")
               encryptionKey: \(Data(Self.encryptionKey).base64EncodedString())
               replicas: \(replicas)
               resyncInterval: 500ms
@@ -78,6 +80,23 @@ struct ScaleOutFixture {
                 providerExtra: providerExtra)
             return try await fixture.start(0, of: replicas, logs: logs, jwksFetcher: jwksFetcher, running: []) { gateways in
                 try await body(fixture, redis, gateways)
+            }
+        }
+    }
+
+    /// ``with(replicas:rateLimits:sharedStateExtra:providerExtra:jwksFetcher:logs:_:)`` on a primary, its replica
+    /// and three Sentinels instead of one Redis: the replicas find the primary through the Sentinels.
+    static func withSentinels<Result: Sendable>(
+        replicas: Int = 2, logs: LogRecorder? = nil, _ body: (ScaleOutFixture, RedisSentinelGroup, [RunningGateway]) async throws -> Result
+    ) async throws -> Result {
+        let fixture = try ScaleOutFixture(replicas: replicas)
+        defer { fixture.directory.remove() }
+        return try await RedisSentinelGroup.with { group in
+            try fixture.writeConfig(
+                redisPort: 0, replicas: replicas, rateLimits: "{}", sharedStateExtra: "",
+                redis: "{ sentinels: [\(group.sentinelAddresses)], primaryName: \(RedisSentinelGroup.primaryName), timeout: 2s }")
+            return try await fixture.start(0, of: replicas, logs: logs, jwksFetcher: nil, running: []) { gateways in
+                try await body(fixture, group, gateways)
             }
         }
     }

@@ -7,7 +7,9 @@ import JOSE
 /// ```yaml
 /// sharedState:
 ///   redis:
-///     url: redis://10.0.0.5:6379/0        # rediss:// for TLS
+///     url: redis://10.0.0.5:6379/0        # rediss:// for TLS; or, with Sentinel watching the primary:
+///     # sentinels: [10.0.0.5:26379, 10.0.0.6:26379, 10.0.0.7:26379]
+///     # primaryName: tokengate            # its `sentinel monitor` name
 ///     username: tokengate                 # ACL user (optional)
 ///     password: ${REDIS_PASSWORD}
 ///   encryptionKey: ${TOKENGATE_SHARED_KEY} # 32 bytes, base64 (openssl rand -base64 32)
@@ -30,8 +32,10 @@ public struct SharedStateSettings: Sendable, Equatable {
 
     /// `sharedState.redis`.
     public struct RedisSettings: Sendable, Equatable {
-        /// `redis://[user[:password]@]host[:port][/db]` or `rediss://…` for TLS.
+        /// `redis://[user[:password]@]host[:port][/db]` or `rediss://…` for TLS; empty with ``sentinel``.
         public var url: String
+        /// The Sentinels that name the primary, instead of one `url`.
+        public var sentinel: SentinelSettings?
         /// ACL user name; overrides the URL's.
         public var username: String?
         /// Password (`${ENV}`); overrides the URL's.
@@ -46,12 +50,25 @@ public struct SharedStateSettings: Sendable, Equatable {
         /// Settings for `url` with the defaults.
         public init(url: String) { self.url = url }
 
-        /// The URL for logs and reports: a password in it replaced.
+        /// The URL for logs and reports: a password in it replaced; with Sentinels, them and the primary's name.
         public var redactedURL: String {
+            if let sentinel { return "the primary \(sentinel.primaryName) of the Sentinels \(sentinel.addresses.joined(separator: ", "))" }
             guard var components = URLComponents(string: url) else { return "<unparsable URL>" }
             if components.password != nil { components.password = "redacted" }
             return components.string ?? "<unparsable URL>"
         }
+    }
+
+    /// `sharedState.redis.sentinels` and the keys beside it.
+    public struct SentinelSettings: Sendable, Equatable {
+        /// `host:port` of each Sentinel, asked in order.
+        public var addresses: [String]
+        /// The name the Sentinels monitor the primary under.
+        public var primaryName: String
+        /// The Sentinels' own ACL user (`sentinelUsername`), if they require one.
+        public var username: String?
+        /// The Sentinels' own password (`sentinelPassword`), if they require one.
+        public var password: String?
     }
 
     /// Settings with the defaults.
@@ -92,15 +109,30 @@ public struct SharedStateSettings: Sendable, Equatable {
 
 extension SharedStateSettings.RedisSettings {
     static func parse(_ node: ConfigNode) throws -> Self {
-        let mapping = try node.mapping(allowedKeys: ["url", "username", "password", "caFile", "timeout", "maxConnections"])
-        let urlNode = try mapping.required("url")
-        let url = try urlNode.nonEmptyString()
-        if let problem = Self.problem(with: url) { throw urlNode.error(problem) }
-        var settings = Self(url: url)
+        let mapping = try node.mapping(allowedKeys: [
+            "url", "sentinels", "primaryName", "sentinelUsername", "sentinelPassword", "username", "password", "caFile", "timeout",
+            "maxConnections",
+        ])
+        var settings: Self
+        if let sentinelsNode = mapping.optional("sentinels") {
+            if let urlNode = mapping.optional("url") {
+                throw urlNode.keyError("give either url (one server) or sentinels (the primary Sentinel names), not both")
+            }
+            settings = Self(url: "")
+            settings.sentinel = try SharedStateSettings.SentinelSettings.parse(sentinelsNode, mapping: mapping)
+        } else {
+            for key in ["primaryName", "sentinelUsername", "sentinelPassword"] {
+                if let node = mapping.optional(key) { throw node.keyError("is only used with sentinels") }
+            }
+            let urlNode = try mapping.required("url")
+            let url = try urlNode.nonEmptyString()
+            if let problem = Self.problem(with: url) { throw urlNode.error(problem) }
+            settings = Self(url: url)
+        }
         settings.username = try mapping.optional("username")?.nonEmptyString()
         settings.password = try mapping.optional("password")?.nonEmptyString()
         if let node = mapping.optional("caFile") {
-            guard url.hasPrefix("rediss://") else { throw node.keyError("is only used with a rediss:// URL") }
+            guard settings.url.hasPrefix("rediss://") else { throw node.keyError("is only used with a rediss:// URL") }
             settings.caFile = try node.path()
             guard FileManager.default.isReadableFile(atPath: settings.caFile!) else { throw node.error("cannot read \(settings.caFile!)") }
         }
@@ -125,5 +157,41 @@ extension SharedStateSettings.RedisSettings {
         if !path.isEmpty, Int(path).map({ (0...15_999).contains($0) }) != true { return "has database \"\(path)\"; it must be a number" }
         if components.query != nil || components.fragment != nil { return "must not have a query or fragment" }
         return nil
+    }
+}
+
+extension SharedStateSettings.SentinelSettings {
+    static func parse(_ node: ConfigNode, mapping: ConfigMapping) throws -> Self {
+        let items = try node.sequence()
+        guard !items.isEmpty else { throw node.error("list at least one Sentinel as host:port") }
+        var addresses: [String] = []
+        for item in items {
+            let text = try item.nonEmptyString()
+            guard Self.isHostAndPort(text) else { throw item.error("expected a Sentinel as host:port (26379 is Sentinel's port), got '\(text)'") }
+            addresses.append(text)
+        }
+        var settings = Self(addresses: addresses, primaryName: try mapping.required("primaryName").nonEmptyString())
+        settings.username = try mapping.optional("sentinelUsername")?.nonEmptyString()
+        settings.password = try mapping.optional("sentinelPassword")?.nonEmptyString()
+        return settings
+    }
+
+    /// `host:port` or `[v6]:port`, with a port from 1 to 65535.
+    static func isHostAndPort(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port) else {
+            return false
+        }
+        let host = text[..<colon]
+        return !host.isEmpty && !host.contains("/") && !host.contains("@")
+    }
+
+    /// The address of each Sentinel: host (without brackets) and port.
+    public var hostsAndPorts: [(host: String, port: Int)] {
+        addresses.map { text in
+            let colon = text.lastIndex(of: ":")!
+            var host = String(text[..<colon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            return (host, Int(text[text.index(after: colon)...])!)
+        }
     }
 }

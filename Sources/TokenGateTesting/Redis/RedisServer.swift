@@ -18,12 +18,17 @@ public final class RedisServer: Sendable {
         public var users: [(name: String, password: String)] = []
         /// Serve TLS only, with this material.
         public var tls: TestCertificates?
+        /// Replicate the server on this loopback port (`replicaof`).
+        public var replicaOf: Int?
 
-        /// Options for `password`, `users` and `tls`.
-        public init(password: String? = nil, users: [(name: String, password: String)] = [], tls: TestCertificates? = nil) {
+        /// Options for `password`, `users`, `tls` and `replicaOf`.
+        public init(
+            password: String? = nil, users: [(name: String, password: String)] = [], tls: TestCertificates? = nil, replicaOf: Int? = nil
+        ) {
             self.password = password
             self.users = users
             self.tls = tls
+            self.replicaOf = replicaOf
         }
     }
 
@@ -104,6 +109,7 @@ public final class RedisServer: Sendable {
             arguments += ["--port", String(port)]
         }
         if let password = options.password { arguments += ["--requirepass", password] }
+        if let primary = options.replicaOf { arguments += ["--replicaof", "127.0.0.1", String(primary)] }
         for user in options.users { arguments += ["--user", user.name, "on", ">\(user.password)", "~*", "&*", "+@all"] }
         return arguments
     }

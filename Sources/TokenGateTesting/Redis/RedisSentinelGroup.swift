@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import RESP
+import Synchronization
+
+/// A primary, its replica and three Sentinels watching them, all real `redis-server` processes on 127.0.0.1 and free
+/// ports (a Sentinel is `redis-server sentinel.conf --sentinel`), started for one test and stopped after it. The
+/// Sentinels fail a primary over one second after it stops answering.
+public final class RedisSentinelGroup: Sendable {
+    /// The name the Sentinels monitor the primary under.
+    public static let primaryName = "tokengate-test"
+
+    /// The primary at start.
+    public let primary: RedisServer
+    /// Its replica, which a failover promotes.
+    public let replica: RedisServer
+    /// The Sentinels' loopback ports.
+    public let sentinelPorts: [Int]
+    private let processes: Mutex<[Process]>
+
+    private init(primary: RedisServer, replica: RedisServer, sentinelPorts: [Int], processes: [Process]) {
+        self.primary = primary
+        self.replica = replica
+        self.sentinelPorts = sentinelPorts
+        self.processes = Mutex(processes)
+    }
+
+    /// `127.0.0.1:PORT` of each Sentinel, comma-separated (a YAML flow list's items).
+    public var sentinelAddresses: String { sentinelPorts.map { "127.0.0.1:\($0)" }.joined(separator: ", ") }
+
+    /// Starts the group, waits until every Sentinel knows the replica and the other Sentinels (a failover needs
+    /// both), runs `body`, stops every process whatever happens.
+    public static func with<Result>(_ body: (RedisSentinelGroup) async throws -> Result) async throws -> Result {
+        try await RedisServer.with { primary in
+            try await RedisServer.with(RedisServer.Options(replicaOf: primary.port)) { replica in
+                let directory = try TemporaryDirectory()
+                defer { directory.remove() }
+                var processes: [Process] = []
+                var ports: [Int] = []
+                do {
+                    for _ in 0..<3 {
+                        let port = try RedisServer.freeLoopbackPort()
+                        processes.append(try startSentinel(port: port, primaryPort: primary.port, directory: directory))
+                        ports.append(port)
+                    }
+                } catch {
+                    stop(processes)
+                    throw error
+                }
+                let group = RedisSentinelGroup(primary: primary, replica: replica, sentinelPorts: ports, processes: processes)
+                defer { group.stopSentinels() }
+                try await group.waitUntilWatching()
+                return try await body(group)
+            }
+        }
+    }
+
+    /// The port of the server the Sentinels name as the primary now (asked of the first that answers).
+    public func namedPrimaryPort() async throws -> Int? {
+        for port in sentinelPorts {
+            let reply = try? await Self.ask(port, ["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self.primaryName])
+            if let port = reply?.elements?.last?.string.flatMap({ Int($0) }) { return port }
+        }
+        return nil
+    }
+
+    /// Asks a Sentinel to fail over now (`SENTINEL FAILOVER`), the primary still up: it is demoted to a replica.
+    public func forceFailover() async throws {
+        _ = try await Self.ask(sentinelPorts[0], ["SENTINEL", "FAILOVER", Self.primaryName])
+    }
+
+    private static func startSentinel(port: Int, primaryPort: Int, directory: TemporaryDirectory) throws -> Process {
+        let configuration = """
+            port \(port)
+            bind 127.0.0.1
+            daemonize no
+            logfile "\(directory.path)/sentinel-\(port).log"
+            dir "\(directory.path)"
+            sentinel monitor \(primaryName) 127.0.0.1 \(primaryPort) 2
+            sentinel down-after-milliseconds \(primaryName) 1000
+            sentinel failover-timeout \(primaryName) 4000
+            sentinel parallel-syncs \(primaryName) 1
+
+            """
+        // Sentinel rewrites its configuration file as it learns: one each, writable.
+        let path = "\(directory.path)/sentinel-\(port).conf"
+        try configuration.write(toFile: path, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try RedisServer.executable())
+        process.arguments = [path, "--sentinel"]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Until each Sentinel lists the replica and the two other Sentinels: 30 s at most (their hello messages go
+    /// every 2 s).
+    private func waitUntilWatching() async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        while clock.now < deadline {
+            var ready = true
+            for port in sentinelPorts {
+                let replicas = try? await Self.ask(port, ["SENTINEL", "REPLICAS", Self.primaryName])
+                let sentinels = try? await Self.ask(port, ["SENTINEL", "SENTINELS", Self.primaryName])
+                if replicas?.elements?.count != 1 || sentinels?.elements?.count != 2 { ready = false }
+            }
+            if ready { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HarnessError("the Sentinels did not all see the replica and each other within 30 s")
+    }
+
+    private static func ask(_ port: Int, _ command: [String]) async throws -> RESPValue {
+        var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
+        configuration.maxConnections = 1
+        let client = try RESPClient(configuration: configuration, logger: Logger(label: "sentinel-test") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            let reply = try await client.send(command)
+            await client.shutdown()
+            return reply
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+
+    private func stopSentinels() {
+        Self.stop(processes.withLock { processes in defer { processes = [] }; return processes })
+    }
+
+    private static func stop(_ processes: [Process]) {
+        for process in processes where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}

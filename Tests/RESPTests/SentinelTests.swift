@@ -1,0 +1,48 @@
+import Foundation
+import RESP
+import Testing
+import TokenGateTesting
+
+/// Following Redis Sentinel: the client asks the Sentinels for the primary before each connection, and drops a
+/// connection whose server answers a write with `READONLY` (a primary demoted to a replica).
+@Suite(.timeLimit(.minutes(2)))
+struct SentinelTests {
+    @Test func aConnectionAnsweredReadonlyIsDroppedNotReused() async throws {
+        try await RedisServer.with { primary in
+            try await RedisServer.with(RedisServer.Options(replicaOf: primary.port)) { replica in
+                try await replica.withClient({ $0.maxConnections = 1 }) { client in
+                    let before = try await client.send(["CLIENT", "ID"]).integer
+                    await #expect(throws: RESPError.self) { try await client.send(["SET", "k", "v"]) }
+                    let after = try await client.send(["CLIENT", "ID"]).integer
+                    #expect(before != nil && after != nil && before != after, "the same connection after READONLY: \(String(describing: before))")
+                    // Any other error reply leaves the connection in the pool.
+                    await #expect(throws: RESPError.self) { try await client.send(["NOSUCHCOMMAND"]) }
+                    #expect(try await client.send(["CLIENT", "ID"]).integer == after)
+                }
+            }
+        }
+    }
+
+    @Test func theClientConnectsToThePrimaryTheSentinelsName() async throws {
+        try await RedisSentinelGroup.with { group in
+            var configuration = RESPConfiguration(host: "127.0.0.1", port: group.sentinelPorts[0])
+            configuration.sentinel = RESPConfiguration.Sentinel(
+                addresses: [RESPConfiguration.Sentinel.Address(host: "127.0.0.1", port: 1)]
+                    + group.sentinelPorts.map { RESPConfiguration.Sentinel.Address(host: "127.0.0.1", port: $0) },
+                primaryName: RedisSentinelGroup.primaryName)
+            let client = try RESPClient(configuration: configuration)
+            // The first Sentinel listed does not answer: the next one does.
+            try await client.send(["SET", "where", "primary"])
+            let port = try await client.send(["CONFIG", "GET", "port"]).elements?.last?.string
+            #expect(port == String(group.primary.port))
+            await client.shutdown()
+
+            var unknown = configuration
+            unknown.sentinel?.primaryName = "no-such-primary"
+            let lost = try RESPClient(configuration: unknown)
+            let error = await #expect(throws: RESPError.self) { try await lost.send(["PING"]) }
+            #expect("\(String(describing: error))".contains("knows no primary named no-such-primary"))
+            await lost.shutdown()
+        }
+    }
+}

@@ -58,25 +58,7 @@ final class AuthorizerServer: Sendable {
             server.questions.withLock { $0.append(question) }
             return try await server.respond(server.script.withLock { $0 }(question))
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "authorizer-test"),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: Logger(label: "authorizer-test") { _ in SwiftLogNoOpLogHandler() }
-        )
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            defer { group.cancelAll() }
-            var port: Int?
-            for await bound in ports {
-                port = bound
-                break
-            }
-            continuation.finish()
-            guard let port, port > 0 else { throw CancellationError() }
-            return try await body(server, "http://127.0.0.1:\(port)")
-        }
+        return try await LoopbackHTTPServer.run(router, name: "authorizer-test") { url in try await body(server, url) }
     }
 
     private func respond(_ answer: Answer) async throws -> Response {

@@ -33,25 +33,7 @@ final class GoogleAccountKeysServer: Sendable {
             }
             return Self.json(200, String(decoding: try JWKSet(keys: keys).publicJSON(), as: UTF8.self))
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "google-keys-test"),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: Logger(label: "google-keys-test") { _ in SwiftLogNoOpLogHandler() }
-        )
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            defer { group.cancelAll() }
-            var port: Int?
-            for await bound in ports {
-                port = bound
-                break
-            }
-            continuation.finish()
-            guard let port, port > 0 else { throw CancellationError() }
-            return try await body(server, "http://127.0.0.1:\(port)")
-        }
+        return try await LoopbackHTTPServer.run(router, name: "google-keys-test") { url in try await body(server, url) }
     }
 
     private static func json(_ status: Int, _ body: String) -> Response {

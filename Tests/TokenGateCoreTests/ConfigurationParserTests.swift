@@ -77,26 +77,33 @@ import Testing
             error(with("{ perCaller: 200/day }"))
                 == "config.yaml:7:36: defaults.rateLimits.distinctContexts.perCaller: expected a number of contexts per window such as "
                 + "200/h, 1000/min or 50/s (at most 1000000), got '200/day'")
-        #expect(error(with("{ perType: { trips: 5/h } }")).hasPrefix("config.yaml:7:36: defaults.rateLimits.distinctContexts.perType.trips: 'trips' is not a token type"))
-        #expect(error(with("{ shadow: true }")) == "config.yaml:7:23: defaults.rateLimits.distinctContexts: distinctContexts needs perCaller or perType")
+        #expect(
+            error(with("{ perType: { trips: 5/h } }"))
+                .hasPrefix("config.yaml:7:36: defaults.rateLimits.distinctContexts.perType.trips: 'trips' is not a token type"))
+        #expect(
+            error(with("{ shadow: true }"))
+                == "config.yaml:7:23: defaults.rateLimits.distinctContexts: distinctContexts needs perCaller or perType")
     }
 
     @Test func keyHealthIsReadWithItsDefaultsAndABadURLIsLocated() throws {
         func with(_ section: String) -> String {
-            Self.valid.replacingOccurrences(of: "    audience: https://example.test/\n", with: "    audience: https://example.test/\n    keyHealth: \(section)\n")
+            let audience = "    audience: https://example.test/\n"
+            return Self.valid.replacingOccurrences(of: audience, with: audience + "    keyHealth: \(section)\n")
         }
         let defaults = try #require(try parse(Self.valid).providers[ProviderID("acme-rides")!]?.keyHealth)
         #expect(!defaults.checkPublished && defaults.expiryWarning == .seconds(30 * 86_400))
         #expect(defaults.publishedKeysURL == "https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}")
-        let set = try #require(try parse(with("{ checkPublished: true, interval: 2h, expiryWarning: 240h }")).providers[ProviderID("acme-rides")!]?.keyHealth)
+        let configured = try parse(with("{ checkPublished: true, interval: 2h, expiryWarning: 240h }"))
+        let set = try #require(configured.providers[ProviderID("acme-rides")!]?.keyHealth)
         #expect(set.checkPublished && set.interval == .seconds(7200) && set.expiryWarning == .seconds(864_000))
         #expect(
             error(with(#"{ publishedKeysUrl: "http://keys.example/jwk/{serviceAccount}" }"#))
-                == "config.yaml:11:36: providers.acme-rides.keyHealth.publishedKeysUrl: plain http is allowed only to a loopback host; use https:// for 'keys.example'")
+                == "config.yaml:11:36: providers.acme-rides.keyHealth.publishedKeysUrl: plain http is allowed only to a loopback host; "
+                + "use https:// for 'keys.example'")
         #expect(
             error(with(#"{ publishedKeysUrl: "https://keys.example/jwk" }"#))
-                == "config.yaml:11:36: providers.acme-rides.keyHealth.publishedKeysUrl: the URL must name the account once, as {serviceAccount}, e.g. "
-                + "https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}")
+                == "config.yaml:11:36: providers.acme-rides.keyHealth.publishedKeysUrl: the URL must name the account once, "
+                + "as {serviceAccount}, e.g. https://www.googleapis.com/service_accounts/v1/jwk/{serviceAccount}")
     }
 
     @Test(arguments: [

@@ -50,7 +50,8 @@ import Testing
     }
 
     @Test func callersAreBoundedLeastRecentlyUsedFirstOut() {
-        let counter = DistinctContextCounter(DistinctContextLimits(perCaller: .init(count: 1, windowSeconds: 3_600)), clock: clock.clock, maxCallers: 2)
+        let limits = DistinctContextLimits(perCaller: .init(count: 1, windowSeconds: 3_600))
+        let counter = DistinctContextCounter(limits, clock: clock.clock, maxCallers: 2)
         for name in ["a", "b", "c", "d"] { #expect(counter.admit(Self.trip("t1"), for: Self.caller(name)) == .allowed) }
         #expect(counter.trackedCallers == 2)
     }

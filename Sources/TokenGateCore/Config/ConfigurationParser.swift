@@ -292,7 +292,8 @@ public struct ConfigurationParser: Sendable {
         if let node = mapping.optional("perType") {
             for (name, value) in try node.entries() {
                 guard let type = TokenType(rawValue: name) else {
-                    throw value.keyError("'\(name)' is not a token type; expected one of: \(TokenType.allCases.map(\.rawValue).joined(separator: ", "))")
+                    let types = TokenType.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw value.keyError("'\(name)' is not a token type; expected one of: \(types)")
                 }
                 perType[type] = try cap(value)
             }

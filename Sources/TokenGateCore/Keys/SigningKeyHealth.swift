@@ -38,13 +38,12 @@ final class SigningKeyHealth: Sendable {
         self.clock = clock
         watched = keys.map { key in
             let dimensions = [("provider", provider.rawValue), ("kid", key.keyID)]
+            func gauge(_ label: String) -> Gauge { Gauge(label: label, dimensions: dimensions, factory: factory) }
             return Watched(
                 key: key,
                 published: settings.checkPublished ? keySet(settings.publishedKeys(of: key.serviceAccount)) : nil,
-                unpublishedGauge: settings.checkPublished ? Gauge(label: "tokengate_signing_key_unpublished", dimensions: dimensions, factory: factory) : nil,
-                expiryGauge: key.expiresAt.map { _ in
-                    Gauge(label: "tokengate_signing_key_expiry_timestamp_seconds", dimensions: dimensions, factory: factory)
-                })
+                unpublishedGauge: settings.checkPublished ? gauge("tokengate_signing_key_unpublished") : nil,
+                expiryGauge: key.expiresAt.map { _ in gauge("tokengate_signing_key_expiry_timestamp_seconds") })
         }
     }
 
@@ -105,7 +104,8 @@ final class SigningKeyHealth: Sendable {
                 checked.append("listed by Google")
             }
             if let expiresAt = key.expiresAt { checked.append("expires \(RFC3339.format(expiresAt))") }
-            return OnlineFinding(subject: subject, isOK: true, message: checked.isEmpty ? "not checked (no keyHealth)" : checked.joined(separator: "; "))
+            let message = checked.isEmpty ? "not checked (no keyHealth)" : checked.joined(separator: "; ")
+            return OnlineFinding(subject: subject, isOK: true, message: message)
         }
     }
 

@@ -25,9 +25,10 @@ extension SharedState {
 }
 
 /// Keeps this replica's ended contexts in step with the others': applies every change they publish (pub/sub, a
-/// message within milliseconds; the same subscription tells a replica waiting for another's mint that it is stored) and, every `resyncInterval` and after each (re)subscription, the store's whole
-/// list, so a replica that was down or disconnected catches up: on ends it missed, and on lifts (an end held here
-/// that the store's list no longer has). Changes made here that the store could not take are published again first.
+/// message within milliseconds; the same subscription tells a replica waiting for another's mint that it is
+/// stored) and, every `resyncInterval` and after each (re)subscription, the store's whole list, so a replica that
+/// was down or disconnected catches up: on ends it missed, and on lifts (an end held here that the store's list no
+/// longer has). Changes made here that the store could not take are published again first.
 public struct EndedContextsReplication: Service {
     let contexts: ContextLifecycle
     let sharedState: SharedState

@@ -38,12 +38,15 @@ final class SigningKeyHealth: Sendable {
         self.clock = clock
         watched = keys.map { key in
             let dimensions = [("provider", provider.rawValue), ("kid", key.keyID)]
-            func gauge(_ label: String) -> Gauge { Gauge(label: label, dimensions: dimensions, factory: factory) }
+            // Literal labels, one per instrument: scripts/check-deploy reads the exported names from them.
+            let unpublishedGauge = settings.checkPublished
+                ? Gauge(label: "tokengate_signing_key_unpublished", dimensions: dimensions, factory: factory) : nil
+            let expiryGauge = key.expiresAt.map { _ in
+                Gauge(label: "tokengate_signing_key_expiry_timestamp_seconds", dimensions: dimensions, factory: factory)
+            }
             return Watched(
-                key: key,
-                published: settings.checkPublished ? keySet(settings.publishedKeys(of: key.serviceAccount)) : nil,
-                unpublishedGauge: settings.checkPublished ? gauge("tokengate_signing_key_unpublished") : nil,
-                expiryGauge: key.expiresAt.map { _ in gauge("tokengate_signing_key_expiry_timestamp_seconds") })
+                key: key, published: settings.checkPublished ? keySet(settings.publishedKeys(of: key.serviceAccount)) : nil,
+                unpublishedGauge: unpublishedGauge, expiryGauge: expiryGauge)
         }
     }
 

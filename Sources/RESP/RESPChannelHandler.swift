@@ -32,6 +32,8 @@ final class RESPChannelHandler: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
     /// Set once the channel is going away; every pending and later command fails with it.
     private var failure: RESPError?
+    /// Whether a flush is queued on the loop already.
+    private var flushQueued = false
 
     init(
         limits: RESPDecoder.Limits, pushes: AsyncStream<RESPValue>.Continuation?,
@@ -68,6 +70,17 @@ final class RESPChannelHandler: ChannelDuplexHandler {
         var buffer = context.channel.allocator.buffer(capacity: 64)
         request.command.encode(into: &buffer)
         context.write(wrapOutboundOut(buffer), promise: promise)
+    }
+
+    /// Flushes once the loop has run what is queued on it now, not at once: the commands that requests handled in
+    /// the same turn of the loop write meanwhile leave in the same system call.
+    func flush(context: ChannelHandlerContext) {
+        guard !flushQueued else { return }
+        flushQueued = true
+        context.eventLoop.assumeIsolated().execute { [self] in
+            flushQueued = false
+            self.context?.flush()
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -48,7 +48,9 @@ extension RESPClient {
         var isStarted = false
         while !Task.isCancelled {
             do {
-                try await subscribeOnce(channels: channels, messages: messages) {
+                try await subscribeOnce(
+                    channels: channels, open: { try await self.openConnection(pushes: $0) }, deliver: { messages.yield($0) }
+                ) {
                     failures = 0
                     if !isStarted { started.yield(.success(())) }
                     isStarted = true
@@ -67,12 +69,14 @@ extension RESPClient {
         }
     }
 
-    /// One connection's life: returns when it closes or the task is cancelled, and then unsubscribes and closes.
-    private func subscribeOnce(
-        channels: [String], messages: AsyncStream<RESPMessage>.Continuation, onSubscribed: () -> Void
+    /// One connection's life, on a connection `open` makes: returns when it closes or the task is cancelled, and
+    /// then unsubscribes and closes.
+    func subscribeOnce(
+        channels: [String], open: (AsyncStream<RESPValue>.Continuation) async throws -> RESPConnection,
+        deliver: (RESPMessage) -> Void, onSubscribed: () -> Void
     ) async throws {
         let (pushes, pushSink) = AsyncStream.makeStream(of: RESPValue.self)
-        let connection = try await openConnection(pushes: pushSink)
+        let connection = try await open(pushSink)
         do {
             try await connection.sendWithoutReply(RESPCommand(["SUBSCRIBE"] + channels))
             // Unconfirmed within the command timeout: the connection is closed, which ends the loop below.
@@ -88,7 +92,7 @@ extension RESPClient {
                 switch frame.kind {
                 case "message":
                     guard let payload = frame.payload.bytes else { continue }
-                    messages.yield(RESPMessage(channel: frame.channel, payload: payload))
+                    deliver(RESPMessage(channel: frame.channel, payload: payload))
                 case "subscribe":
                     if unconfirmed.remove(frame.channel) != nil, unconfirmed.isEmpty {
                         watchdog.cancel()

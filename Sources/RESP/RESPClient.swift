@@ -4,14 +4,17 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// A bounded pool of connections to one server, the way the gateway talks to Redis: the configured server, or the
-/// primary that Redis Sentinel names (``RESPConfiguration/sentinel``), followed across failovers.
+/// The connections to one server, the way the gateway talks to Redis: the configured server, or the primary that
+/// Redis Sentinel names (``RESPConfiguration/sentinel``), followed across failovers.
 ///
-/// Each command leases a connection for itself (so a command that times out, and closes its connection, fails no
-/// other caller's), opening one when none is idle and fewer than `maxConnections` exist; otherwise the caller waits,
-/// at most `leaseTimeout`, for one to come back. After a failed connection attempt the pool opens none until a
-/// backoff with jitter has passed, and callers fail fast with ``RESPError/unavailable(reason:)`` meanwhile, so a
-/// caller with a fallback uses it at once. Call ``shutdown()`` when done: it closes every connection.
+/// ``send(_:deadline:)`` multiplexes: commands from concurrent callers are pipelined on a few shared connections,
+/// one per event loop, and a command sent from one of those loops stays on it (see ``RESPSharedConnections``).
+/// ``withConnection(_:)`` leases a connection of its own to a caller that needs one (a blocking command, a
+/// transaction): from a bounded pool, opening one when none is idle and fewer than `maxConnections` exist; otherwise
+/// the caller waits, at most `leaseTimeout`, for one to come back. After a failed connection attempt neither opens
+/// a connection until a backoff with jitter has passed, and callers fail fast with
+/// ``RESPError/unavailable(reason:)`` meanwhile, so a caller with a fallback uses it at once. Call ``shutdown()``
+/// when done: it closes every connection.
 ///
 /// ```swift
 /// var configuration = try RESPConfiguration(url: "redis://cache.internal:6379/0")
@@ -23,10 +26,13 @@ import Synchronization
 public final class RESPClient: RESPCommandSending, Sendable {
     /// The configuration it was made with.
     public let configuration: RESPConfiguration
-    let eventLoopGroup: any EventLoopGroup
+    /// The loops its connections run on.
+    public let eventLoopGroup: any EventLoopGroup
     let tlsContext: NIOSSLContext?
     let logger: Logger
     private let state: Mutex<RESPPoolState>
+    private let shared: RESPSharedConnections
+    private let sentinelWatch = Mutex<SentinelWatch>(.notStarted)
     private let waiterIDs = Atomic<Int>(0)
 
     /// A client for `configuration` on `eventLoopGroup` (nil: NIO's shared singleton group); opens no connection
@@ -43,6 +49,9 @@ public final class RESPClient: RESPCommandSending, Sendable {
             RESPPoolState(
                 maxConnections: max(1, configuration.maxConnections), maxWaiters: configuration.maxWaiters,
                 backoff: configuration.reconnectBackoff))
+        self.shared = RESPSharedConnections(
+            eventLoopGroup: self.eventLoopGroup, perEventLoop: configuration.connectionsPerEventLoop,
+            maxConnections: configuration.maxConnections, backoff: configuration.reconnectBackoff)
     }
 
     private static func makeTLSContext(_ tls: RESPConfiguration.TLS) throws -> NIOSSLContext {
@@ -55,10 +64,19 @@ public final class RESPClient: RESPCommandSending, Sendable {
         return try NIOSSLContext(configuration: settings)
     }
 
-    /// Sends `command` on a leased connection and returns its reply.
+    /// Sends `command` on a shared connection and returns its reply. Not for a command that blocks its connection
+    /// (`BLPOP`, `WAIT`): the commands behind it would wait too; lease a connection for that.
     @discardableResult
     public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
-        try await withConnection { connection in try await connection.send(command, deadline: deadline) }
+        let connection = try await shared.connection(in: shared.slot(), logger: logger, server: "\(configuration)") { loop in
+            try await self.openConnection(on: loop)
+        }
+        do {
+            return try await connection.send(command, deadline: deadline)
+        } catch let error as RESPError where error.serverCode == "READONLY" {
+            await connection.close()  // see withConnection
+            throw error
+        }
     }
 
     /// Runs `body` with a connection of its own (for several commands in a row, pipelined if sent concurrently);
@@ -86,9 +104,38 @@ public final class RESPClient: RESPCommandSending, Sendable {
         let (connections, waiters) = state.withLock { $0.shutdown() }
         for waiter in waiters { waiter.continuation.resume(throwing: RESPError.shutdown) }
         for connection in connections { await connection.close() }
+        await shared.shutdown()
+        let watch = sentinelWatch.withLock { state -> Task<Void, Never>? in
+            defer { state = .stopped }
+            guard case .running(let task) = state else { return nil }
+            return task
+        }
+        watch?.cancel()
+        await watch?.value
         await withCheckedContinuation { continuation in
             if !state.withLock({ $0.waitUntilDrained(continuation) }) { continuation.resume() }
         }
+    }
+
+    private enum SentinelWatch {
+        case notStarted
+        case running(Task<Void, Never>)
+        case stopped
+    }
+
+    /// Runs `watch` in a task of its own, the first time only, until ``shutdown()``.
+    func startSentinelWatch(_ watch: @escaping @Sendable () async -> Void) {
+        sentinelWatch.withLock { state in
+            guard case .notStarted = state else { return }
+            state = .running(Task { await watch() })
+        }
+    }
+
+    /// The server moved (a Sentinel failover): closes every connection not in use, so no command goes to the old
+    /// server again, and clears the backoffs, so the next command connects at once.
+    func forgetServer() {
+        let connections = state.withLock { $0.forgetServer() } + shared.forgetServer()
+        for connection in connections { connection.channel.close(promise: nil) }
     }
 
     /// Whether ``shutdown()`` was called.

@@ -98,8 +98,11 @@ public struct RESPConfiguration: Sendable, Hashable {
     public var sentinel: Sentinel?
     /// Default `.resp2`.
     public var protocolVersion: ProtocolVersion
-    /// Most connections the pool opens (at least 1). Default 8.
+    /// Most connections the pool leases to callers (at least 1), and most shared ones. Default 8.
     public var maxConnections: Int
+    /// Shared connections per event loop of the client's group, that ``RESPClient/send(_:deadline:)`` multiplexes
+    /// commands on (at least 1). Default 1: one connection already carries tens of thousands of commands a second.
+    public var connectionsPerEventLoop: Int
     /// Most callers waiting for a busy pool; more fail at once with ``RESPError/poolExhausted``. Default 256.
     public var maxWaiters: Int
     /// How long a caller waits for a connection from a busy pool. Default 1 s.
@@ -120,6 +123,7 @@ public struct RESPConfiguration: Sendable, Hashable {
         self.database = 0
         self.protocolVersion = .resp2
         self.maxConnections = 8
+        self.connectionsPerEventLoop = 1
         self.maxWaiters = 256
         self.leaseTimeout = .seconds(1)
         self.connectTimeout = .seconds(2)

@@ -106,6 +106,15 @@ struct RESPPoolState {
         return (nil, [], false)
     }
 
+    /// The server moved: returns the idle connections to close, and clears the backoff.
+    mutating func forgetServer() -> [RESPConnection] {
+        consecutiveFailures = 0
+        retryAfter = nil
+        defer { idle = [] }
+        for connection in idle { open[ObjectIdentifier(connection)] = nil }
+        return idle
+    }
+
     /// Marks the pool shut down; returns every connection to close and every waiter to fail.
     mutating func shutdown() -> (connections: [RESPConnection], waiters: [Waiter]) {
         isShutdown = true

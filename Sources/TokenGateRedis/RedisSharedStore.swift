@@ -1,6 +1,6 @@
 import Foundation
 public import Logging
-import NIOCore
+public import NIOCore
 public import RESP
 public import TokenGateCore
 
@@ -141,8 +141,11 @@ public final class RedisSharedStore: SharedStore {
 extension SharedState {
     /// The shared state `settings` describe, on Redis. Opens no connection yet; throws only for settings the
     /// Redis client cannot use (a URL it does not read, a CA file it cannot load).
+    /// `eventLoopGroup` should be the listeners' (nil: NIO's shared group): a request's commands then go out on a
+    /// connection of the loop it runs on.
     public static func redis(
-        _ settings: SharedStateSettings, metrics: GatewayMetrics, clock: TokenGateClock = .system, logger: Logger
+        _ settings: SharedStateSettings, metrics: GatewayMetrics, clock: TokenGateClock = .system,
+        eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger
     ) throws -> SharedState {
         var configuration: RESPConfiguration
         if let sentinel = settings.redis.sentinel {
@@ -169,7 +172,7 @@ extension SharedState {
         configuration.reconnectBackoff = .init(initial: .milliseconds(100), maximum: .seconds(2))
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
-        let client = try RESPClient(configuration: configuration, logger: redisLogger)
+        let client = try RESPClient(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: redisLogger)
         let store = RedisSharedStore(client: client, keyPrefix: settings.keyPrefix, deadline: settings.redis.timeout, clock: clock)
         return SharedState(settings: settings, store: store, metrics: metrics, clock: clock, logger: logger)
     }

@@ -109,8 +109,8 @@ import Testing
         }
     }
 
-    /// A caller that gives up while its connection is being opened says nothing about the server: no backoff
-    /// follows, so the next caller tries again (here, to time out on the silent server's AUTH).
+    /// A caller that gives up while its connection is being opened is told at once; the attempt goes on for the
+    /// callers after it (here, to time out on the silent server's AUTH), and only its failure starts a backoff.
     @Test func aCancelledConnectionAttemptIsNotAFailure() async throws {
         try await Self.withFakeServer(replying: "") { port async throws in
             var configuration = RESPConfiguration(host: "127.0.0.1", port: port)

@@ -3,7 +3,8 @@ import RESP
 import Testing
 import TokenGateTesting
 
-/// The pool: bounded connections and waiters, reconnection after the server goes away, a clean shutdown.
+/// The pool of connections leased to one caller at a time (`withConnection`): bounded connections and waiters,
+/// reconnection after the server goes away, a clean shutdown.
 @Suite struct PoolTests {
     @Test func concurrentCommandsNeverOpenMoreThanTheMaximum() async throws {
         try await RedisServer.with { server async throws in
@@ -15,7 +16,9 @@ import TokenGateTesting
                 $0.leaseTimeout = .seconds(120)
             }) { client async throws in
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<200 { group.addTask { try await client.set("key-\(index)", to: "\(index)") } }
+                    for index in 0..<200 {
+                        group.addTask { _ = try await client.withConnection { try await $0.set("key-\(index)", to: "\(index)") } }
+                    }
                     try await group.waitForAll()
                 }
                 // The pool's connections, and none of them asking: counted from a connection of its own.
@@ -41,7 +44,7 @@ import TokenGateTesting
                 try await client.withConnection { _ async throws in  // holds the only connection
                     let clock = ContinuousClock()
                     let started = clock.now
-                    await #expect(throws: RESPError.poolExhausted) { try await client.ping() }
+                    await #expect(throws: RESPError.poolExhausted) { try await client.withConnection { try await $0.ping() } }
                     let waited = clock.now - started
                     #expect(waited >= .milliseconds(200))
                     #expect(waited < .seconds(20))
@@ -58,7 +61,7 @@ import TokenGateTesting
                 $0.leaseTimeout = .seconds(30)  // the hand-over, not the timeout, is tested: room for a loaded machine
             }) { client async throws in
                 let (firstID, waiter) = try await client.withConnection { held async throws in
-                    let waiter = Task { try await client.send(["CLIENT", "ID"]).integer }
+                    let waiter = Task { try await client.withConnection { try await $0.send(["CLIENT", "ID"]).integer } }
                     try await Task.sleep(for: .milliseconds(100))
                     return (try await held.send(["CLIENT", "ID"]).integer, waiter)
                 }
@@ -74,7 +77,7 @@ import TokenGateTesting
                 $0.maxWaiters = 0
             }) { client async throws in
                 try await client.withConnection { _ async throws in
-                    await #expect(throws: RESPError.poolExhausted) { try await client.ping() }
+                    await #expect(throws: RESPError.poolExhausted) { try await client.withConnection { try await $0.ping() } }
                 }
             }
         }

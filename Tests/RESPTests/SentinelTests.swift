@@ -45,4 +45,46 @@ struct SentinelTests {
             await lost.shutdown()
         }
     }
+
+    /// When the primary dies, connecting fails until the Sentinels promote its replica, and the client backs off:
+    /// here for a minute or more. Their `+switch-master` announcement clears that backoff, so the client reaches
+    /// the new primary as soon as it is promoted, not when the backoff ends.
+    @Test func aSwitchMasterAnnouncementEndsTheBackoffAndMovesToTheNewPrimary() async throws {
+        try await RedisSentinelGroup.with { group in
+            var configuration = RESPConfiguration(host: "127.0.0.1", port: group.sentinelPorts[0])
+            configuration.sentinel = RESPConfiguration.Sentinel(
+                addresses: group.sentinelPorts.map { RESPConfiguration.Sentinel.Address(host: "127.0.0.1", port: $0) },
+                primaryName: RedisSentinelGroup.primaryName)
+            configuration.reconnectBackoff = .init(initial: .seconds(120), maximum: .seconds(120))
+            let client = try RESPClient(configuration: configuration)
+            let port = RESPCommand(["CONFIG", "GET", "port"])
+            #expect(try await client.send(port).elements?.last?.string == String(group.primary.port))
+            // The client listens on the first Sentinel it was given: a failover announced before that is missed.
+            let firstSentinel = try RESPClient(configuration: RESPConfiguration(host: "127.0.0.1", port: group.sentinelPorts[0]))
+            let listening = try await eventually {
+                (try? await firstSentinel.send(["CLIENT", "LIST"]).string)?.contains("sub=1") == true
+            }
+            await firstSentinel.shutdown()
+            #expect(listening)
+
+            await group.primary.stop()
+            // The connection closes, and the next attempt, to the dead primary the Sentinels still name, fails.
+            let backingOff = try await eventually {
+                do {
+                    try await client.send(port)
+                    return false
+                } catch RESPError.unavailable {
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            #expect(backingOff)
+            let moved = try await eventually(within: .seconds(50)) {
+                (try? await client.send(port).elements?.last?.string) == String(group.replica.port)
+            }
+            #expect(moved)
+            await client.shutdown()
+        }
+    }
 }

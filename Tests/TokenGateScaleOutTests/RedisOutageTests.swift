@@ -33,8 +33,10 @@ struct RedisOutageTests {
             #expect(admitted < 12)
 
             try await redis.start()
-            // Each replica leaves a failed store alone for a second (on its clock) before it asks again.
+            // Each replica leaves a failed store alone for a second (on its clock) before it asks again, and its Redis
+            // client a refused server for a backoff (in real time: at most 100 ms after the one failure each made).
             fixture.clock.advance(by: .seconds(2))
+            try await Task.sleep(for: .milliseconds(300))
             #expect(try await replicas[0].consumerToken("trip-after").status == 200)
             let before = fixture.totalBackendCalls
             #expect(try await replicas[1].consumerToken("trip-after").status == 200)

@@ -44,7 +44,8 @@ public struct SharedStateSettings: Sendable, Equatable {
         public var caFile: String?
         /// The deadline of each command: a Redis slower than this is treated as down for that request.
         public var timeout: Duration = .milliseconds(250)
-        /// Most connections per replica.
+        /// Most connections per replica that requests' commands share (one per event loop is used when this
+        /// allows), not counting the subscription's.
         public var maxConnections: Int = 16
 
         /// Settings for `url` with the defaults.

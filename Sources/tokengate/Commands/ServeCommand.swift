@@ -95,10 +95,14 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw CLIFailure(.usage, "\(configuration.config): \(error)")
             }
+            let loopCount = ServerEventLoops.count(for: server)
+            let eventLoops = ServerEventLoops.makeGroup(for: server)
+            // Once the listeners have closed; nothing waits for it but the process's exit.
+            defer { eventLoops.shutdownGracefully { _ in } }
             let sharedState: SharedState?
             do {
                 sharedState = try generation.configuration.sharedState.map {
-                    try SharedState.redis($0, metrics: assembler.metrics, logger: logger)
+                    try SharedState.redis($0, metrics: assembler.metrics, eventLoopGroup: eventLoops, logger: logger)
                 }
             } catch {
                 throw CLIFailure(.usage, "\(configuration.config): sharedState.redis: \(error)")
@@ -112,11 +116,7 @@ struct ServeCommand: AsyncParsableCommand {
                 generation: generation, audit: audit, sharedState: sharedState, tracer: tracing?.tracer, logger: logger)
             let host = server.host
             let scheme = server.tls == nil ? "http" : "https"
-            let loopCount = ServerEventLoops.count(for: server)
             logger.notice("serving on \(loopCount) event loop\(loopCount == 1 ? "" : "s")")
-            let eventLoops = ServerEventLoops.makeGroup(for: server)
-            // Once the listeners have closed; nothing waits for it but the process's exit.
-            defer { eventLoops.shutdownGracefully { _ in } }
             let application = try GatewayApplication.make(service: service, server: server, eventLoopGroup: eventLoops, logger: logger) { port in
                 // One line on standard output, for scripts and tests that started us on port 0.
                 FileHandle.standardOutput.write(Data("tokengate listening on \(scheme)://\(host):\(port)\n".utf8))

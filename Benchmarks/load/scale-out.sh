@@ -411,8 +411,9 @@ $(row sharedlimit "2. provider limit, shared (sharedState: one EVALSHA)")
 1. sharedState against none, local hit: $(versus local shared).
 2. Shared limit against in-process limit: $(versus locallimit sharedlimit).
    Cost of a global limit check: $LIMIT_GATEWAY_COST µs gateway CPU + $LIMIT_REDIS_COST µs Redis CPU per request.
-   Against a cached hit (row 1's gateway CPU): $(calc "$LIMIT_GATEWAY_COST / $(median local cpu)" .2f) (issue 31's target: at most 0.3); a hit under
-   the shared limit against one under the in-process limit: $(calc "$(median sharedlimit cpu) / $(median locallimit cpu)" .2f) × the CPU (target: at most 1.3).
+   Against a cached hit (row 1's gateway CPU): $(calc "$LIMIT_GATEWAY_COST / $(median local cpu)" .2f) (issue 31's target: at most 0.3);
+   a hit under the shared limit against one under the in-process limit:
+   $(calc "$(median sharedlimit cpu) / $(median locallimit cpu)" .2f) × the CPU (target: at most 1.3).
 
 Requests/s per round: no sharedState $(rounds local); sharedState $(rounds shared); in-process limit $(rounds locallimit); shared limit $(rounds sharedlimit).
 During these runs the sharedState gateway made $SHARED_BACKEND_CALLS backend calls and saw $SHARED_ERRORS shared-state errors; the shared-limit gateway fell back to its local limit $LIMIT_FALLBACKS times and saw $LIMIT_ERRORS shared-state errors.

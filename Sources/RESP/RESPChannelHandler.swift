@@ -21,7 +21,7 @@ final class RESPChannelHandler: ChannelDuplexHandler {
     private struct Pending {
         let command: String
         let reply: EventLoopPromise<RESPValue>
-        let timer: Scheduled<Void>?
+        let deadline: NIODeadline?
     }
 
     private var pending = CircularBuffer<Pending>()
@@ -34,6 +34,9 @@ final class RESPChannelHandler: ChannelDuplexHandler {
     private var failure: RESPError?
     /// Whether a flush is queued on the loop already.
     private var flushQueued = false
+    /// One timer for every command's deadline, not one per command (at tens of thousands of commands a second, the
+    /// scheduling and cancelling is what a timer would cost): due at the earliest deadline known when it was set.
+    private var deadlineCheck: (at: NIODeadline, task: Scheduled<Void>)?
 
     init(
         limits: RESPDecoder.Limits, pushes: AsyncStream<RESPValue>.Continuation?,
@@ -59,13 +62,8 @@ final class RESPChannelHandler: ChannelDuplexHandler {
             return
         }
         if let reply = request.reply {
-            let command = request.command.name
-            let timer = request.deadline.map { deadline in
-                context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-                    timeOut(reply, command: command)
-                }
-            }
-            pending.append(Pending(command: command, reply: reply, timer: timer))
+            pending.append(Pending(command: request.command.name, reply: reply, deadline: request.deadline))
+            if let deadline = request.deadline, deadline < deadlineCheck?.at ?? .distantFuture { checkDeadlines(at: deadline) }
         }
         var buffer = context.channel.allocator.buffer(capacity: 64)
         request.command.encode(into: &buffer)
@@ -118,7 +116,6 @@ final class RESPChannelHandler: ChannelDuplexHandler {
             if let pushes { pushes.yield(value) } else { fail(with: .connectionFailed("a reply to no command"), close: true) }
             return
         }
-        head.timer?.cancel()
         if case .error(let message) = value {
             head.reply.fail(RESPError.server(String(buffer: message)))
         } else {
@@ -126,17 +123,30 @@ final class RESPChannelHandler: ChannelDuplexHandler {
         }
     }
 
+    /// Sets the deadline check for `deadline`, replacing a later one.
+    private func checkDeadlines(at deadline: NIODeadline) {
+        deadlineCheck?.task.cancel()
+        guard let context else { return }
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            deadlineCheck = nil
+            let now = NIODeadline.now()
+            if let index = pending.firstIndex(where: { $0.deadline.map { $0 <= now } ?? false }) {
+                timeOut(at: index)
+            } else if let next = pending.lazy.compactMap(\.deadline).min() {
+                checkDeadlines(at: next)
+            }
+        }
+        deadlineCheck = (deadline, task)
+    }
+
     /// A command missed its deadline: the connection is closed (a late reply would answer the next command), and
     /// only then is its caller told, so that the caller, which may run at once on another thread, finds the
     /// connection closed and the pool does not hand it out again. The other commands in flight fail with
     /// ``RESPError/connectionClosed``.
-    private func timeOut(_ reply: EventLoopPromise<RESPValue>, command: String) {
-        guard let index = pending.firstIndex(where: { $0.reply.futureResult === reply.futureResult }) else {
-            return  // answered, or failed with the connection, meanwhile
-        }
-        pending.remove(at: index)
+    private func timeOut(at index: CircularBuffer<Pending>.Index) {
+        let entry = pending.remove(at: index)
         fail(with: .connectionClosed, close: true)
-        reply.fail(RESPError.timeout(command: command))
+        entry.reply.fail(RESPError.timeout(command: entry.command))
     }
 
     /// Fails every pending command with `error` (the first failure wins) and, if asked, closes the channel first,
@@ -145,10 +155,9 @@ final class RESPChannelHandler: ChannelDuplexHandler {
         if failure == nil { failure = error }
         let failure = self.failure ?? error
         if close { context?.close(promise: nil) }
-        while let entry = pending.popFirst() {
-            entry.timer?.cancel()
-            entry.reply.fail(failure)
-        }
+        deadlineCheck?.task.cancel()
+        deadlineCheck = nil
+        while let entry = pending.popFirst() { entry.reply.fail(failure) }
         pushes?.finish()
         tlsEstablished?.fail(failure)  // does nothing once TLS was up
     }

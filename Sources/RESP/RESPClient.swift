@@ -68,9 +68,7 @@ public final class RESPClient: RESPCommandSending, Sendable {
     /// (`BLPOP`, `WAIT`): the commands behind it would wait too; lease a connection for that.
     @discardableResult
     public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
-        let connection = try await shared.connection(in: shared.slot(), logger: logger, server: "\(configuration)") { loop in
-            try await self.openConnection(on: loop)
-        }
+        let connection = try await shared.connection(in: shared.slot(), of: self)
         do {
             return try await connection.send(command, deadline: deadline)
         } catch let error as RESPError where error.serverCode == "READONLY" {

@@ -57,15 +57,13 @@ final class RESPSharedConnections: Sendable {
         return slots[turn % slots.count]
     }
 
-    /// The open connection of `slot`, opening it (with `open`, once, however many commands wait for it) when it
-    /// has none.
-    func connection(
-        in slot: Slot, logger: Logger, server: String, open: @escaping @Sendable (any EventLoop) async throws -> RESPConnection
-    ) async throws -> RESPConnection {
+    /// The open connection of `slot`, opening it (through `client`, once, however many commands wait for it) when
+    /// it has none.
+    func connection(in slot: Slot, of client: RESPClient) async throws -> RESPConnection {
         let decision = slot.state.withLock { state in
             state.next(now: .now) {
                 // Not the caller's task: a caller that is cancelled must not abort the connection others wait for.
-                Task { try await Self.connect(slot, logger: logger, server: server, open: open) }
+                Task { try await Self.connect(slot, of: client) }
             }
         }
         switch decision {
@@ -120,16 +118,15 @@ final class RESPSharedConnections: Sendable {
         }
     }
 
-    private static func connect(
-        _ slot: Slot, logger: Logger, server: String, open: (any EventLoop) async throws -> RESPConnection
-    ) async throws -> RESPConnection {
+    private static func connect(_ slot: Slot, of client: RESPClient) async throws -> RESPConnection {
         let connection: RESPConnection
         do {
-            connection = try await open(slot.eventLoop)
+            connection = try await client.openConnection(on: slot.eventLoop)
         } catch {
             let reason = (error as? RESPError).map { "\($0)" } ?? "\(error)"
             let delay = slot.state.withLock { $0.connectFailed(reason: reason, now: .now) }
-            logger.warning("Redis connection failed", metadata: ["server": "\(server)", "error": "\(reason)", "retry_in": "\(delay)"])
+            client.logger.warning(
+                "Redis connection failed", metadata: ["server": "\(client.configuration)", "error": "\(reason)", "retry_in": "\(delay)"])
             throw (error as? RESPError) ?? .unavailable(reason: reason)
         }
         let (keep, failures) = slot.state.withLock { $0.connected(connection) }
@@ -137,7 +134,7 @@ final class RESPSharedConnections: Sendable {
             await connection.close()
             throw RESPError.shutdown
         }
-        if failures > 0 { logger.info("Redis connection restored", metadata: ["server": "\(server)"]) }
+        if failures > 0 { client.logger.info("Redis connection restored", metadata: ["server": "\(client.configuration)"]) }
         return connection
     }
 

@@ -51,6 +51,11 @@ struct ProviderLimiters: Sendable {
         return error
     }
 
+    /// Whether any limit applies to token requests (enforced or shadow): rates or distinct-contexts caps.
+    var limitRequests: Bool {
+        buckets.provider != nil || buckets.caller != nil || buckets.context != nil || buckets.distinctContexts != nil
+    }
+
     /// Applies the provider, caller and context limits in that order, then the caller's distinct-contexts caps (so
     /// a context is counted only for a request every other limit let through); the first refusal wins. Returns what
     /// the answer says about the limits (nil without enforced limits).

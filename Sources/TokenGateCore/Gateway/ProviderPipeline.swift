@@ -46,13 +46,14 @@ final class ProviderPipeline: Sendable {
     }
 
     /// The cached token for `admission` when one can answer at once, the limits charged; nil when only
-    /// ``grant(_:)`` can answer (the tenant's authorizer, the shared store, a fetch or a refresh-ahead), decided
-    /// before anything is charged.
+    /// ``grant(_:)`` can answer (the tenant's authorizer, limits kept in the shared store, a fetch or a
+    /// refresh-ahead), decided before anything is charged. A local hit with a shared store and no limit asks the
+    /// store nothing, so it is answered here too.
     ///
     /// The one difference in order from ``grant(_:)``: the cache is looked at before the limits are charged, so a
     /// request handed on is never charged twice; a refused request still never gets a token.
     func cachedGrant(_ admission: TokenAdmission) throws(TokenGateError) -> TokenGrant? {
-        guard services.sharedState == nil, !runtime.authorizer.asks(admission.caller),
+        guard services.sharedState == nil || !runtime.limiters.limitRequests, !runtime.authorizer.asks(admission.caller),
             let cached = runtime.cache.servableValue(for: admission.context)
         else { return nil }
         let limits = try runtime.limiters.check(caller: admission.caller, context: admission.context)

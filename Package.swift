@@ -185,11 +185,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Test support only: a manual clock, temporary directories, a real gateway on an ephemeral port.
+        // Test support, light: redis-server and Sentinel groups, loopback servers, temporary directories. RESP's
+        // suites need nothing more, so they build neither Hummingbird nor the gateway.
+        .target(
+            name: "RESPTesting",
+            dependencies: [
+                "RESP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Test support for the gateway: a manual clock, log capture, a real gateway on an ephemeral port.
         .target(
             name: "TokenGateTesting",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "StaticKeySigner", "JOSE", "RESP",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "StaticKeySigner", "JOSE", "RESP", "RESPTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -236,7 +247,7 @@ let package = Package(
         .testTarget(
             name: "RESPTests",
             dependencies: [
-                "RESP", "TokenGateTesting",
+                "RESP", "RESPTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,6 +1,6 @@
 import RESP
+import RESPTesting
 import Testing
-import TokenGateTesting
 
 /// AUTH on every new connection: the default user's password, an ACL user, RESP3's `HELLO 3 AUTH`.
 @Suite struct AuthTests {

@@ -1,7 +1,7 @@
 import NIOCore
 import RESP
+import RESPTesting
 import Testing
-import TokenGateTesting
 
 /// One connection against a real server: pipelining, deadlines, error replies, RESP2 and RESP3 values.
 @Suite struct ConnectionTests {

@@ -1,7 +1,7 @@
 import NIOCore
 import RESP
+import RESPTesting
 import Testing
-import TokenGateTesting
 
 /// The typed commands, with `SET NX PX` as the gateway's locks use it.
 @Suite struct LockCommandTests {

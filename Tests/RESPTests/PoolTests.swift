@@ -1,7 +1,7 @@
 import NIOCore
 import RESP
+import RESPTesting
 import Testing
-import TokenGateTesting
 
 /// The pool of connections leased to one caller at a time (`withConnection`): bounded connections and waiters,
 /// reconnection after the server goes away, a clean shutdown.
@@ -114,7 +114,7 @@ import TokenGateTesting
         }
     }
 
-    /// `CLIENT KILL` closes the pool's idle connections under it; the next command opens a new one.
+    /// `CLIENT KILL` closes the client's connection under it; the next command opens a new one.
     @Test func aKilledIdleConnectionIsReplaced() async throws {
         try await RedisServer.with { server async throws in
             try await server.withClient({ $0.maxConnections = 1 }) { client async throws in

@@ -1,7 +1,7 @@
 import NIOCore
 import RESP
+import RESPTesting
 import Testing
-import TokenGateTesting
 
 /// Pub/sub on a dedicated connection: messages arrive, cancellation unsubscribes, a dropped connection resubscribes.
 @Suite struct PubSubTests {

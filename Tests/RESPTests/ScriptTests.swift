@@ -1,7 +1,7 @@
 import NIOCore
 import RESP
+import RESPTesting
 import Testing
-import TokenGateTesting
 
 /// EVALSHA with the NOSCRIPT fallback, observed through the server's command statistics.
 @Suite struct ScriptTests {

@@ -1,7 +1,7 @@
 import Foundation
 import RESP
+import RESPTesting
 import Testing
-import TokenGateTesting
 
 /// Following Redis Sentinel: the client asks the Sentinels for the primary before each connection, and drops a
 /// connection whose server answers a write with `READONLY` (a primary demoted to a replica).

@@ -1,5 +1,5 @@
 import RESP
-import TokenGateTesting
+import RESPTesting
 import Testing
 
 /// `rediss://`: the chain is verified against the configured CA and the certificate must name the server.

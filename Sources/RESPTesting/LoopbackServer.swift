@@ -1,7 +1,7 @@
 /// Runs a server the tests start on a free loopback port: a port found free may be taken before the server binds
 /// it, so `start` is tried on a few; the server is stopped after `body`, whatever happens.
-enum LoopbackServer {
-    static func with<Server, Result>(
+package enum LoopbackServer {
+    package static func with<Server, Result>(
         _ name: String, start: (_ port: Int) async throws -> Server, stop: (Server) async -> Void, _ body: (Server) async throws -> Result
     ) async throws -> Result {
         var lastError: (any Error)?

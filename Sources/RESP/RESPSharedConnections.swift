@@ -63,7 +63,7 @@ final class RESPSharedConnections: Sendable {
         let decision = slot.state.withLock { state in
             state.next(now: .now) {
                 // Not the caller's task: a caller that is cancelled must not abort the connection others wait for.
-                Task { try await Self.connect(slot, of: client) }
+                Task { try await self.connect(slot, of: client) }
             }
         }
         switch decision {
@@ -118,7 +118,7 @@ final class RESPSharedConnections: Sendable {
         }
     }
 
-    private static func connect(_ slot: Slot, of client: RESPClient) async throws -> RESPConnection {
+    private func connect(_ slot: Slot, of client: RESPClient) async throws -> RESPConnection {
         let connection: RESPConnection
         do {
             connection = try await client.openConnection(on: slot.eventLoop)
@@ -134,7 +134,11 @@ final class RESPSharedConnections: Sendable {
             await connection.close()
             throw RESPError.shutdown
         }
-        if failures > 0 { client.logger.info("Redis connection restored", metadata: ["server": "\(client.configuration)"]) }
+        if failures > 0 {
+            client.logger.info("Redis connection restored", metadata: ["server": "\(client.configuration)"])
+            // The server is back: the other slots need not wait out their backoffs to find out.
+            for other in slots where other !== slot { other.state.withLock { $0.clearBackoff() } }
+        }
         return connection
     }
 
@@ -217,10 +221,15 @@ struct RESPSharedSlotState {
         return delay
     }
 
-    /// The server moved: the connection to close, if one is open; no backoff.
-    mutating func forgetServer() -> RESPConnection? {
+    /// The next command may try to connect at once.
+    mutating func clearBackoff() {
         consecutiveFailures = 0
         retryAfter = nil
+    }
+
+    /// The server moved: the connection to close, if one is open; no backoff.
+    mutating func forgetServer() -> RESPConnection? {
+        clearBackoff()
         guard case .open(let connection) = phase else { return nil }
         phase = .closed
         return connection

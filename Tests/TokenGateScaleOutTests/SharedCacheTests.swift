@@ -21,16 +21,20 @@ struct SharedCacheTests {
             #expect(responses.allSatisfy { $0.status == 200 }, "\(responses.filter { $0.status != 200 }.map(\.status))")
             #expect(fixture.totalBackendCalls == 1)
             #expect(Set(responses.compactMap(\.token)).count == 1)
-            // The two replicas that did not mint read the one that did.
+            // The two replicas that did not mint read the one that did: each waited for it, or, when a loaded machine
+            // held back all its requests until the token was stored (seen once), found it in Redis.
             var mints = 0.0
-            var waited = 0.0
+            var readers = 0
             for replica in replicas {
                 let scrape = try await replica.scrape()
-                mints += scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "locked"]] ?? 0
-                waited += scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "waited"]] ?? 0
+                let locked = scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "locked"]] ?? 0
+                let waited = scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "waited"]] ?? 0
+                let found = scrape["tokengate_shared_cache_total", ["provider": "acme-rides", "outcome": "hit"]] ?? 0
+                mints += locked
+                if locked == 0, waited + found > 0 { readers += 1 }
             }
             #expect(mints == 1)
-            #expect(waited == 2)
+            #expect(readers == 2)
         }
     }
 
@@ -151,9 +155,10 @@ struct SharedCacheTests {
             #expect(minted.status == 200 && waited.status == 200)
             #expect(waited.token == minted.token)
             #expect(fixture.totalBackendCalls == 1)
-            // Its first look, one every 250 ms while the mint is held (at 20 ms it would be 50), and the last.
+            // Its first look, one every 250 ms while the mint is held (at 20 ms it would be 50), and the last: 7 or
+            // so, more when the whole suite stretches the second (9 seen), far from 50 either way.
             let waiterReads = try await reads() - readsBefore
-            #expect(waiterReads <= 8, "\(waiterReads) reads while waiting a second")
+            #expect(waiterReads <= 15, "\(waiterReads) reads while waiting a second")
             let scrape = try await replicas[1].scrape()
             #expect(scrape["tokengate_shared_mints_total", ["provider": "acme-rides", "outcome": "waited"]] == 1)
         }

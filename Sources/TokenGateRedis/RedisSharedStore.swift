@@ -152,6 +152,9 @@ extension SharedState {
             let addresses = sentinel.hostsAndPorts.map { RESPConfiguration.Sentinel.Address(host: $0.host, port: $0.port) }
             // Host and port stand for the primary until a Sentinel names it, before the first connection.
             configuration = RESPConfiguration(host: addresses[0].host, port: addresses[0].port)
+            configuration.database = sentinel.database
+            // Sentinels name addresses, not host names: a certificate is checked against the address it is met at.
+            if sentinel.tls { configuration.tls = RESPConfiguration.TLS(trustRoots: .system, serverName: nil) }
             var watched = RESPConfiguration.Sentinel(addresses: addresses, primaryName: sentinel.primaryName)
             watched.username = sentinel.username
             watched.password = sentinel.password

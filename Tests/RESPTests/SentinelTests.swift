@@ -87,4 +87,24 @@ struct SentinelTests {
             await client.shutdown()
         }
     }
+
+    /// Sentinels and data nodes that speak TLS only: the client asks the Sentinels and reaches the primary over TLS,
+    /// each certificate checked against the address it is met at (Sentinels name addresses).
+    @Test(.enabled(if: RedisServer.supportsTLS, "this redis-server was built without TLS"))
+    func theClientFollowsSentinelsOverTLS() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let certificates = try await TestCertificates.make(in: files, subjectAltName: "IP:127.0.0.1")
+        try await RedisSentinelGroup.with(tls: certificates) { group in
+            var configuration = group.sentinelConfiguration(port: group.sentinelPorts[0])
+            configuration.tls?.serverName = nil
+            configuration.sentinel = RESPConfiguration.Sentinel(
+                addresses: group.sentinelPorts.map { RESPConfiguration.Sentinel.Address(host: "127.0.0.1", port: $0) },
+                primaryName: RedisSentinelGroup.primaryName)
+            let client = try RESPClient(configuration: configuration)
+            try await client.send(["SET", "where", "primary over TLS"])
+            #expect(try await client.send(["CONFIG", "GET", "tls-port"]).elements?.last?.string == String(group.primary.port))
+            await client.shutdown()
+        }
+    }
 }

@@ -55,6 +55,8 @@ import TokenGateCore
                 sentinels: [10.0.0.5:26379, "[fd00::7]:26380"]
                 primaryName: tokengate
                 sentinelPassword: ${SENTINEL_PASSWORD}
+                database: 3
+                tls: true
                 password: s3cret
               encryptionKey: \(Self.key)
 
@@ -63,6 +65,7 @@ import TokenGateCore
         let sentinel = try #require(settings.redis.sentinel)
         #expect(sentinel.hostsAndPorts.map { "\($0.host) \($0.port)" } == ["10.0.0.5 26379", "fd00::7 26380"])
         #expect(sentinel.primaryName == "tokengate" && sentinel.password == "watch" && sentinel.username == nil)
+        #expect(sentinel.database == 3 && sentinel.tls)
         #expect(settings.redis.password == "s3cret")
         #expect(settings.redis.redactedURL == "the primary tokengate of the Sentinels 10.0.0.5:26379, [fd00::7]:26380")
     }
@@ -87,6 +90,14 @@ import TokenGateCore
          "config.yaml:2:10: sharedState.redis.primaryName: missing required key"),
         ("sharedState:\n  redis: { url: \"redis://cache\", primaryName: tg }\n  encryptionKey: \(key)\n",
          "config.yaml:2:34: sharedState.redis.primaryName: is only used with sentinels"),
+        ("sharedState:\n  redis: { url: \"redis://cache/1\", database: 2 }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:36: sharedState.redis.database: is only used with sentinels; a URL names its database (redis://host:6379/2)"),
+        ("sharedState:\n  redis: { sentinels: [\"s1:26379\"], primaryName: tg, database: -1 }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:64: sharedState.redis.database: must be between 0 and 15999"),
+        ("sharedState:\n  redis: { url: \"redis://cache\", tls: true }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:34: sharedState.redis.tls: is only used with sentinels; a URL asks for TLS with rediss://"),
+        ("sharedState:\n  redis: { sentinels: [\"s1:26379\"], primaryName: tg, caFile: ca.pem }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:54: sharedState.redis.caFile: is only used with tls: true"),
         ("sharedState:\n  redis: { url: \"redis://cache\" }\n  encryptionKey: \(key)\n  cache: yes\n",
          "config.yaml:4:3: sharedState.cache: unknown key; expected one of: encryptionKey, keyPrefix, lockTimeout, redis, replicas, resyncInterval"),
     ])

@@ -87,14 +87,19 @@ struct ScaleOutFixture {
     /// ``with(replicas:rateLimits:sharedStateExtra:providerExtra:jwksFetcher:logs:_:)`` on a primary, its replica
     /// and three Sentinels instead of one Redis: the replicas find the primary through the Sentinels.
     static func withSentinels<Result: Sendable>(
-        replicas: Int = 2, logs: LogRecorder? = nil, _ body: (ScaleOutFixture, RedisSentinelGroup, [RunningGateway]) async throws -> Result
+        replicas: Int = 2, database: Int = 0, tls: TestCertificates? = nil, logs: LogRecorder? = nil,
+        _ body: (ScaleOutFixture, RedisSentinelGroup, [RunningGateway]) async throws -> Result
     ) async throws -> Result {
         let fixture = try ScaleOutFixture(replicas: replicas)
         defer { fixture.directory.remove() }
-        return try await RedisSentinelGroup.with { group in
+        return try await RedisSentinelGroup.with(tls: tls) { group in
+            let tlsSettings = tls.map { ", tls: true, caFile: \($0.caCertificate)" } ?? ""
             try fixture.writeConfig(
                 redisPort: 0, replicas: replicas, rateLimits: "{}", sharedStateExtra: "",
-                redis: "{ sentinels: [\(group.sentinelAddresses)], primaryName: \(RedisSentinelGroup.primaryName), timeout: 2s }")
+                redis: """
+                    { sentinels: [\(group.sentinelAddresses)], primaryName: \(RedisSentinelGroup.primaryName), database: \(database), \
+                    timeout: 2s\(tlsSettings) }
+                    """)
             return try await fixture.start(0, of: replicas, logs: logs, jwksFetcher: nil, running: []) { gateways in
                 try await body(fixture, group, gateways)
             }

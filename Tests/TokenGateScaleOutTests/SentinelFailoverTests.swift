@@ -1,4 +1,5 @@
 import Foundation
+import RESP
 import Synchronization
 import Testing
 import TokenGateCore
@@ -45,18 +46,36 @@ struct SentinelFailoverTests {
         }
     }
 
-    /// The primary is demoted, not killed (`SENTINEL FAILOVER`): the gateways' connections to it answer writes with
-    /// `READONLY`, are dropped, and the next ones go to the new primary.
+    /// The primary is demoted, not killed (`SENTINEL FAILOVER`): the gateways leave it for the new primary (told by
+    /// the Sentinels' `+switch-master`, or by a `READONLY` answer). The database they were given is the one used.
     @Test func theReplicasLeaveADemotedPrimaryForTheNewOne() async throws {
-        try await ScaleOutFixture.withSentinels { fixture, group, replicas in
+        try await ScaleOutFixture.withSentinels(database: 3) { fixture, group, replicas in
             #expect(try await replicas[0].consumerToken("trip-before").status == 200)
             #expect(try await replicas[1].consumerToken("trip-before").status == 200)
+            // Before the failover, while one server is the primary (during it, both may take writes for a moment,
+            // and what the demoted one took is lost when it resynchronises).
+            let keysIn3 = try await group.primary.withClient({ $0.database = 3 }) { try await $0.send(["DBSIZE"]).integer }
+            let keysIn0 = try await group.primary.withClient { try await $0.send(["DBSIZE"]).integer }
+            #expect((keysIn3 ?? 0) > 0 && keysIn0 == 0, "keys in database 3: \(String(describing: keysIn3)), in 0: \(String(describing: keysIn0))")
             try await group.forceFailover()
             #expect(try await eventually(within: TestTiming.bound(.seconds(30)), every: .milliseconds(100)) {
                 try await group.namedPrimaryPort() == group.replica.port
             })
             #expect(try await Self.sharingAgain(fixture, replicas))
             #expect(try await replicas[0].consumerToken("trip-before").status == 200)
+        }
+    }
+
+    /// Sentinels and data nodes that speak TLS only (`tls: true`, `caFile:`): the replicas share one mint.
+    @Test(.enabled(if: RedisServer.supportsTLS, "this redis-server was built without TLS"))
+    func theReplicasShareThroughSentinelsOverTLS() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let certificates = try await TestCertificates.make(in: files, subjectAltName: "IP:127.0.0.1")
+        try await ScaleOutFixture.withSentinels(tls: certificates) { fixture, _, replicas async throws in
+            #expect(try await replicas[0].consumerToken("trip-tls").status == 200)
+            #expect(try await replicas[1].consumerToken("trip-tls").status == 200)
+            #expect(fixture.totalBackendCalls == 1)
         }
     }
 

@@ -1,11 +1,12 @@
 import Foundation
 import Logging
-import RESP
+public import RESP
 import Synchronization
 
 /// A primary, its replica and three Sentinels watching them, all real `redis-server` processes on 127.0.0.1 and free
 /// ports (a Sentinel is `redis-server sentinel.conf --sentinel`), started for one test and stopped after it. The
-/// Sentinels fail a primary over one second after it stops answering.
+/// Sentinels fail a primary over one second after it stops answering. With `tls`, every one of them speaks TLS
+/// only, to clients and to each other.
 public final class RedisSentinelGroup: Sendable {
     /// The name the Sentinels monitor the primary under.
     public static let primaryName = "tokengate-test"
@@ -16,12 +17,15 @@ public final class RedisSentinelGroup: Sendable {
     public let replica: RedisServer
     /// The Sentinels' loopback ports.
     public let sentinelPorts: [Int]
+    /// The TLS material every process serves with, or nil.
+    public let tls: TestCertificates?
     private let processes: Mutex<[Process]>
 
-    private init(primary: RedisServer, replica: RedisServer, sentinelPorts: [Int], processes: [Process]) {
+    private init(primary: RedisServer, replica: RedisServer, sentinelPorts: [Int], tls: TestCertificates?, processes: [Process]) {
         self.primary = primary
         self.replica = replica
         self.sentinelPorts = sentinelPorts
+        self.tls = tls
         self.processes = Mutex(processes)
     }
 
@@ -30,9 +34,9 @@ public final class RedisSentinelGroup: Sendable {
 
     /// Starts the group, waits until every Sentinel knows the replica and the other Sentinels (a failover needs
     /// both), runs `body`, stops every process whatever happens.
-    public static func with<Result>(_ body: (RedisSentinelGroup) async throws -> Result) async throws -> Result {
-        try await RedisServer.with { primary in
-            try await RedisServer.with(RedisServer.Options(replicaOf: primary.port)) { replica in
+    public static func with<Result>(tls: TestCertificates? = nil, _ body: (RedisSentinelGroup) async throws -> Result) async throws -> Result {
+        try await RedisServer.with(RedisServer.Options(tls: tls)) { primary in
+            try await RedisServer.with(RedisServer.Options(tls: tls, replicaOf: primary.port)) { replica in
                 let directory = try TemporaryDirectory()
                 defer { directory.remove() }
                 var processes: [Process] = []
@@ -40,14 +44,14 @@ public final class RedisSentinelGroup: Sendable {
                 do {
                     for _ in 0..<3 {
                         let port = try RedisServer.freeLoopbackPort()
-                        processes.append(try startSentinel(port: port, primaryPort: primary.port, directory: directory))
+                        processes.append(try startSentinel(port: port, primaryPort: primary.port, tls: tls, directory: directory))
                         ports.append(port)
                     }
                 } catch {
                     stop(processes)
                     throw error
                 }
-                let group = RedisSentinelGroup(primary: primary, replica: replica, sentinelPorts: ports, processes: processes)
+                let group = RedisSentinelGroup(primary: primary, replica: replica, sentinelPorts: ports, tls: tls, processes: processes)
                 defer { group.stopSentinels() }
                 try await group.waitUntilWatching()
                 return try await body(group)
@@ -58,7 +62,7 @@ public final class RedisSentinelGroup: Sendable {
     /// The port of the server the Sentinels name as the primary now (asked of the first that answers).
     public func namedPrimaryPort() async throws -> Int? {
         for port in sentinelPorts {
-            let reply = try? await Self.ask(port, ["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self.primaryName])
+            let reply = try? await ask(port, ["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self.primaryName])
             if let port = reply?.elements?.last?.string.flatMap({ Int($0) }) { return port }
         }
         return nil
@@ -66,12 +70,26 @@ public final class RedisSentinelGroup: Sendable {
 
     /// Asks a Sentinel to fail over now (`SENTINEL FAILOVER`), the primary still up: it is demoted to a replica.
     public func forceFailover() async throws {
-        _ = try await Self.ask(sentinelPorts[0], ["SENTINEL", "FAILOVER", Self.primaryName])
+        _ = try await ask(sentinelPorts[0], ["SENTINEL", "FAILOVER", Self.primaryName])
     }
 
-    private static func startSentinel(port: Int, primaryPort: Int, directory: TemporaryDirectory) throws -> Process {
+    private static func startSentinel(port: Int, primaryPort: Int, tls: TestCertificates?, directory: TemporaryDirectory) throws -> Process {
+        let listener =
+            if let tls {
+                """
+                port 0
+                tls-port \(port)
+                tls-cert-file "\(tls.serverCertificate)"
+                tls-key-file "\(tls.serverKey)"
+                tls-ca-cert-file "\(tls.caCertificate)"
+                tls-auth-clients no
+                tls-replication yes
+                """
+            } else {
+                "port \(port)"
+            }
         let configuration = """
-            port \(port)
+            \(listener)
             bind 127.0.0.1
             daemonize no
             logfile "\(directory.path)/sentinel-\(port).log"
@@ -103,8 +121,8 @@ public final class RedisSentinelGroup: Sendable {
         while clock.now < deadline {
             var ready = true
             for port in sentinelPorts {
-                let replicas = try? await Self.ask(port, ["SENTINEL", "REPLICAS", Self.primaryName])
-                let sentinels = try? await Self.ask(port, ["SENTINEL", "SENTINELS", Self.primaryName])
+                let replicas = try? await ask(port, ["SENTINEL", "REPLICAS", Self.primaryName])
+                let sentinels = try? await ask(port, ["SENTINEL", "SENTINELS", Self.primaryName])
                 if replicas?.elements?.count != 1 || sentinels?.elements?.count != 2 { ready = false }
             }
             if ready { return }
@@ -113,9 +131,16 @@ public final class RedisSentinelGroup: Sendable {
         throw HarnessError("the Sentinels did not all see the replica and each other within 30 s")
     }
 
-    private static func ask(_ port: Int, _ command: [String]) async throws -> RESPValue {
+    /// A configuration for the Sentinel on `port` (its TLS too), adjusted by `configure`.
+    public func sentinelConfiguration(port: Int, _ configure: (inout RESPConfiguration) -> Void = { _ in }) -> RESPConfiguration {
         var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
-        configuration.maxConnections = 1
+        if let tls { configuration.tls = .init(trustRoots: .certificateFile(tls.caCertificate), serverName: "localhost") }
+        configure(&configuration)
+        return configuration
+    }
+
+    private func ask(_ port: Int, _ command: [String]) async throws -> RESPValue {
+        let configuration = sentinelConfiguration(port: port) { $0.maxConnections = 1 }
         let client = try RESPClient(configuration: configuration, logger: Logger(label: "sentinel-test") { _ in SwiftLogNoOpLogHandler() })
         do {
             let reply = try await client.send(command)

@@ -103,7 +103,7 @@ public final class RedisServer: Sendable {
         if let tls = options.tls {
             arguments += [
                 "--port", "0", "--tls-port", String(port), "--tls-cert-file", tls.serverCertificate, "--tls-key-file",
-                tls.serverKey, "--tls-ca-cert-file", tls.caCertificate, "--tls-auth-clients", "no",
+                tls.serverKey, "--tls-ca-cert-file", tls.caCertificate, "--tls-auth-clients", "no", "--tls-replication", "yes",
             ]
         } else {
             arguments += ["--port", String(port)]

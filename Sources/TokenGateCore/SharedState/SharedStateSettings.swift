@@ -10,6 +10,7 @@ import JOSE
 ///     url: redis://10.0.0.5:6379/0        # rediss:// for TLS; or, with Sentinel watching the primary:
 ///     # sentinels: [10.0.0.5:26379, 10.0.0.6:26379, 10.0.0.7:26379]
 ///     # primaryName: tokengate            # its `sentinel monitor` name
+///     # database: 0                       # with sentinels (a URL names its own)
 ///     username: tokengate                 # ACL user (optional)
 ///     password: ${REDIS_PASSWORD}
 ///   encryptionKey: ${TOKENGATE_SHARED_KEY} # 32 bytes, base64 (openssl rand -base64 32)
@@ -40,7 +41,8 @@ public struct SharedStateSettings: Sendable, Equatable {
         public var username: String?
         /// Password (`${ENV}`); overrides the URL's.
         public var password: String?
-        /// PEM file of the CA that signed the server's certificate (`rediss://` only; system roots otherwise).
+        /// PEM file of the CA that signed the servers' certificates (`rediss://`, or Sentinels with `tls: true`;
+        /// system roots otherwise).
         public var caFile: String?
         /// The deadline of each command: a Redis slower than this is treated as down for that request.
         public var timeout: Duration = .milliseconds(250)
@@ -70,6 +72,10 @@ public struct SharedStateSettings: Sendable, Equatable {
         public var username: String?
         /// The Sentinels' own password (`sentinelPassword`), if they require one.
         public var password: String?
+        /// The database number on the primary (`database`, default 0); a URL gives its own.
+        public var database: Int = 0
+        /// Whether the Sentinels and the data nodes are reached over TLS (`tls: true`; `caFile` then names the CA).
+        public var tls = false
     }
 
     /// Settings with the defaults.
@@ -111,8 +117,8 @@ public struct SharedStateSettings: Sendable, Equatable {
 extension SharedStateSettings.RedisSettings {
     static func parse(_ node: ConfigNode) throws -> Self {
         let mapping = try node.mapping(allowedKeys: [
-            "url", "sentinels", "primaryName", "sentinelUsername", "sentinelPassword", "username", "password", "caFile", "timeout",
-            "maxConnections",
+            "url", "sentinels", "primaryName", "sentinelUsername", "sentinelPassword", "database", "tls", "username", "password",
+            "caFile", "timeout", "maxConnections",
         ])
         var settings: Self
         if let sentinelsNode = mapping.optional("sentinels") {
@@ -125,6 +131,10 @@ extension SharedStateSettings.RedisSettings {
             for key in ["primaryName", "sentinelUsername", "sentinelPassword"] {
                 if let node = mapping.optional(key) { throw node.keyError("is only used with sentinels") }
             }
+            if let node = mapping.optional("database") {
+                throw node.keyError("is only used with sentinels; a URL names its database (redis://host:6379/2)")
+            }
+            if let node = mapping.optional("tls") { throw node.keyError("is only used with sentinels; a URL asks for TLS with rediss://") }
             let urlNode = try mapping.required("url")
             let url = try urlNode.nonEmptyString()
             if let problem = Self.problem(with: url) { throw urlNode.error(problem) }
@@ -133,7 +143,9 @@ extension SharedStateSettings.RedisSettings {
         settings.username = try mapping.optional("username")?.nonEmptyString()
         settings.password = try mapping.optional("password")?.nonEmptyString()
         if let node = mapping.optional("caFile") {
-            guard settings.url.hasPrefix("rediss://") else { throw node.keyError("is only used with a rediss:// URL") }
+            guard settings.url.hasPrefix("rediss://") || settings.sentinel?.tls == true else {
+                throw node.keyError(settings.sentinel == nil ? "is only used with a rediss:// URL" : "is only used with tls: true")
+            }
             settings.caFile = try node.path()
             guard FileManager.default.isReadableFile(atPath: settings.caFile!) else { throw node.error("cannot read \(settings.caFile!)") }
         }
@@ -174,6 +186,8 @@ extension SharedStateSettings.SentinelSettings {
         var settings = Self(addresses: addresses, primaryName: try mapping.required("primaryName").nonEmptyString())
         settings.username = try mapping.optional("sentinelUsername")?.nonEmptyString()
         settings.password = try mapping.optional("sentinelPassword")?.nonEmptyString()
+        if let node = mapping.optional("database") { settings.database = try node.int(in: 0...15_999) }
+        if let node = mapping.optional("tls") { settings.tls = try node.bool() }
         return settings
     }
 

@@ -7,13 +7,15 @@ public import TokenGateCore
 /// The shared store on Redis (or Valkey): plain keys for sealed tokens and locks, GCRA buckets through one Lua
 /// script, a hash and a pub/sub channel for ended contexts. Every command has the configured deadline.
 public final class RedisSharedStore: SharedStore {
-    let client: RESPClient
+    let client: any RESPDeployment
     private let prefix: String
     private let deadline: Duration
     private let clock: TokenGateClock
 
-    /// A store on `client`; keys and the channel start with `keyPrefix`.
-    public init(client: RESPClient, keyPrefix: String, deadline: Duration, clock: TokenGateClock = .system) {
+    /// A store on `client` (one server, Sentinel's primary, or a cluster: every key of a provider carries the
+    /// provider's hash tag, so each command and script stays in one slot); keys and the channel start with
+    /// `keyPrefix`.
+    public init(client: any RESPDeployment, keyPrefix: String, deadline: Duration, clock: TokenGateClock = .system) {
         self.client = client
         self.prefix = keyPrefix
         self.deadline = deadline
@@ -159,6 +161,10 @@ extension SharedState {
             watched.username = sentinel.username
             watched.password = sentinel.password
             configuration.sentinel = watched
+        } else if let cluster = settings.redis.cluster {
+            // Each node's address replaces this one (see RESPClusterClient).
+            let seed = SharedStateSettings.SentinelSettings.hostAndPort(cluster[0])
+            configuration = RESPConfiguration(host: seed.host, port: seed.port)
         } else {
             configuration = try RESPConfiguration(url: settings.redis.url)
         }
@@ -175,7 +181,12 @@ extension SharedState {
         configuration.reconnectBackoff = .init(initial: .milliseconds(100), maximum: .seconds(2))
         var redisLogger = logger
         redisLogger[metadataKey: "component"] = "redis"
-        let client = try RESPClient(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: redisLogger)
+        let client: any RESPDeployment =
+            if let cluster = settings.redis.cluster {
+                RESPClusterClient(seeds: cluster, configuration: configuration, eventLoopGroup: eventLoopGroup, logger: redisLogger)
+            } else {
+                try RESPClient(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: redisLogger)
+            }
         let store = RedisSharedStore(client: client, keyPrefix: settings.keyPrefix, deadline: settings.redis.timeout, clock: clock)
         return SharedState(settings: settings, store: store, metrics: metrics, clock: clock, logger: logger)
     }

@@ -70,6 +70,21 @@ import TokenGateCore
         #expect(settings.redis.redactedURL == "the primary tokengate of the Sentinels 10.0.0.5:26379, [fd00::7]:26380")
     }
 
+    @Test func aClusterIsGivenBySomeOfItsNodes() throws {
+        let text = """
+            sharedState:
+              redis:
+                cluster: [10.0.0.5:6379, "[fd00::7]:6380"]
+                password: s3cret
+              encryptionKey: \(Self.key)
+
+            """
+        let settings = try #require(try parse(text + Self.provider).sharedState)
+        #expect(settings.redis.cluster == ["10.0.0.5:6379", "[fd00::7]:6380"])
+        #expect(settings.redis.sentinel == nil && settings.redis.password == "s3cret")
+        #expect(settings.redis.redactedURL == "the cluster of 10.0.0.5:6379, [fd00::7]:6380")
+    }
+
     @Test(arguments: [
         ("sharedState:\n  encryptionKey: \(key)\n", "config.yaml:2:3: sharedState.redis: missing required key"),
         ("sharedState:\n  redis: { url: \"http://cache:6379\" }\n  encryptionKey: \(key)\n",
@@ -83,9 +98,13 @@ import TokenGateCore
         ("sharedState:\n  redis: { url: \"redis://cache\", caFile: ca.pem }\n  encryptionKey: \(key)\n",
          "config.yaml:2:34: sharedState.redis.caFile: is only used with a rediss:// URL"),
         ("sharedState:\n  redis: { url: \"redis://cache\", sentinels: [\"s1:26379\"], primaryName: tg }\n  encryptionKey: \(key)\n",
-         "config.yaml:2:12: sharedState.redis.url: give either url (one server) or sentinels (the primary Sentinel names), not both"),
+         "config.yaml:2:34: sharedState.redis.sentinels: give one of url (one server), sentinels (the primary Sentinel names) or cluster (its nodes), not url and sentinels"),
+        ("sharedState:\n  redis: { cluster: [\"n1:6379\", \"n2\"] }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:33: sharedState.redis.cluster[1]: expected a cluster node as host:port (6379 is its usual port), got 'n2'"),
+        ("sharedState:\n  redis: { cluster: [\"n1:6379\"], primaryName: tg }\n  encryptionKey: \(key)\n",
+         "config.yaml:2:34: sharedState.redis.primaryName: is only used with sentinels"),
         ("sharedState:\n  redis: { sentinels: [\"s1:26379\", \"s2\"], primaryName: tg }\n  encryptionKey: \(key)\n",
-         "config.yaml:2:36: sharedState.redis.sentinels[1]: expected a Sentinel as host:port (26379 is Sentinel's port), got 's2'"),
+         "config.yaml:2:36: sharedState.redis.sentinels[1]: expected a Sentinel as host:port (26379 is its usual port), got 's2'"),
         ("sharedState:\n  redis: { sentinels: [\"s1:26379\"] }\n  encryptionKey: \(key)\n",
          "config.yaml:2:10: sharedState.redis.primaryName: missing required key"),
         ("sharedState:\n  redis: { url: \"redis://cache\", primaryName: tg }\n  encryptionKey: \(key)\n",

@@ -106,6 +106,24 @@ struct ScaleOutFixture {
         }
     }
 
+    /// ``with(replicas:rateLimits:sharedStateExtra:providerExtra:jwksFetcher:logs:_:)`` on a Redis Cluster of three
+    /// primaries and three replicas: the replicas are given two of its nodes.
+    static func withCluster<Result: Sendable>(
+        replicas: Int = 3, rateLimits: String = "{}",
+        _ body: (ScaleOutFixture, RedisClusterGroup, [RunningGateway]) async throws -> Result
+    ) async throws -> Result {
+        let fixture = try ScaleOutFixture(replicas: replicas)
+        defer { fixture.directory.remove() }
+        return try await RedisClusterGroup.with { cluster in
+            try fixture.writeConfig(
+                redisPort: 0, replicas: replicas, rateLimits: rateLimits, sharedStateExtra: "",
+                redis: "{ cluster: [\(cluster.addresses.prefix(2).joined(separator: ", "))], timeout: 2s }")
+            return try await fixture.start(0, of: replicas, logs: nil, jwksFetcher: nil, running: []) { gateways in
+                try await body(fixture, cluster, gateways)
+            }
+        }
+    }
+
     private func start<Result: Sendable>(
         _ index: Int, of count: Int, logs: LogRecorder?, jwksFetcher: (any JWKSFetcher)?, running: [RunningGateway],
         _ body: ([RunningGateway]) async throws -> Result

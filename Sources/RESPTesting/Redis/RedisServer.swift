@@ -20,6 +20,8 @@ public final class RedisServer: Sendable {
         public var tls: TestCertificates?
         /// Replicate the server on this loopback port (`replicaof`).
         public var replicaOf: Int?
+        /// Run as a Redis Cluster node (`cluster-enabled`), not yet part of a cluster.
+        public var clusterNode = false
 
         /// Options for `password`, `users`, `tls` and `replicaOf`.
         public init(
@@ -110,6 +112,9 @@ public final class RedisServer: Sendable {
         }
         if let password = options.password { arguments += ["--requirepass", password] }
         if let primary = options.replicaOf { arguments += ["--replicaof", "127.0.0.1", String(primary)] }
+        if options.clusterNode {
+            arguments += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes-\(port).conf", "--cluster-node-timeout", "1000"]
+        }
         for user in options.users { arguments += ["--user", user.name, "on", ">\(user.password)", "~*", "&*", "+@all"] }
         return arguments
     }

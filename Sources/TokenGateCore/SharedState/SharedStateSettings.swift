@@ -37,6 +37,8 @@ public struct SharedStateSettings: Sendable, Equatable {
         public var url: String
         /// The Sentinels that name the primary, instead of one `url`.
         public var sentinel: SentinelSettings?
+        /// `host:port` of some nodes of a Redis Cluster (`cluster`), instead of one `url`.
+        public var cluster: [String]?
         /// ACL user name; overrides the URL's.
         public var username: String?
         /// Password (`${ENV}`); overrides the URL's.
@@ -56,6 +58,7 @@ public struct SharedStateSettings: Sendable, Equatable {
         /// The URL for logs and reports: a password in it replaced; with Sentinels, them and the primary's name.
         public var redactedURL: String {
             if let sentinel { return "the primary \(sentinel.primaryName) of the Sentinels \(sentinel.addresses.joined(separator: ", "))" }
+            if let cluster { return "the cluster of \(cluster.joined(separator: ", "))" }
             guard var components = URLComponents(string: url) else { return "<unparsable URL>" }
             if components.password != nil { components.password = "redacted" }
             return components.string ?? "<unparsable URL>"
@@ -117,14 +120,22 @@ public struct SharedStateSettings: Sendable, Equatable {
 extension SharedStateSettings.RedisSettings {
     static func parse(_ node: ConfigNode) throws -> Self {
         let mapping = try node.mapping(allowedKeys: [
-            "url", "sentinels", "primaryName", "sentinelUsername", "sentinelPassword", "database", "tls", "username", "password",
-            "caFile", "timeout", "maxConnections",
+            "url", "sentinels", "cluster", "primaryName", "sentinelUsername", "sentinelPassword", "database", "tls", "username",
+            "password", "caFile", "timeout", "maxConnections",
         ])
+        let topologies = ["url", "sentinels", "cluster"].filter { mapping.optional($0) != nil }
+        if topologies.count > 1, let second = mapping.optional(topologies[1]) {
+            throw second.keyError(
+                "give one of url (one server), sentinels (the primary Sentinel names) or cluster (its nodes), not \(topologies.joined(separator: " and "))")
+        }
         var settings: Self
-        if let sentinelsNode = mapping.optional("sentinels") {
-            if let urlNode = mapping.optional("url") {
-                throw urlNode.keyError("give either url (one server) or sentinels (the primary Sentinel names), not both")
+        if let clusterNode = mapping.optional("cluster") {
+            for key in ["primaryName", "sentinelUsername", "sentinelPassword", "database", "tls"] {
+                if let node = mapping.optional(key) { throw node.keyError("is only used with sentinels") }
             }
+            settings = Self(url: "")
+            settings.cluster = try SharedStateSettings.SentinelSettings.addresses(clusterNode, of: "a cluster node", defaultPort: 6379)
+        } else if let sentinelsNode = mapping.optional("sentinels") {
             settings = Self(url: "")
             settings.sentinel = try SharedStateSettings.SentinelSettings.parse(sentinelsNode, mapping: mapping)
         } else {
@@ -175,20 +186,32 @@ extension SharedStateSettings.RedisSettings {
 
 extension SharedStateSettings.SentinelSettings {
     static func parse(_ node: ConfigNode, mapping: ConfigMapping) throws -> Self {
-        let items = try node.sequence()
-        guard !items.isEmpty else { throw node.error("list at least one Sentinel as host:port") }
-        var addresses: [String] = []
-        for item in items {
-            let text = try item.nonEmptyString()
-            guard Self.isHostAndPort(text) else { throw item.error("expected a Sentinel as host:port (26379 is Sentinel's port), got '\(text)'") }
-            addresses.append(text)
-        }
+        let addresses = try addresses(node, of: "a Sentinel", defaultPort: 26379)
         var settings = Self(addresses: addresses, primaryName: try mapping.required("primaryName").nonEmptyString())
         settings.username = try mapping.optional("sentinelUsername")?.nonEmptyString()
         settings.password = try mapping.optional("sentinelPassword")?.nonEmptyString()
         if let node = mapping.optional("database") { settings.database = try node.int(in: 0...15_999) }
         if let node = mapping.optional("tls") { settings.tls = try node.bool() }
         return settings
+    }
+
+    /// The `host:port` items of a list of servers (`what`: "a Sentinel"), each located when it is not one.
+    static func addresses(_ node: ConfigNode, of what: String, defaultPort: Int) throws -> [String] {
+        let items = try node.sequence()
+        guard !items.isEmpty else { throw node.error("list at least one \(what.dropFirst(2)) as host:port") }
+        return try items.map { item in
+            let text = try item.nonEmptyString()
+            guard isHostAndPort(text) else { throw item.error("expected \(what) as host:port (\(defaultPort) is its usual port), got '\(text)'") }
+            return text
+        }
+    }
+
+    /// The host (without brackets) and port of `host:port` or `[v6]:port`, already validated.
+    public static func hostAndPort(_ text: String) -> (host: String, port: Int) {
+        let colon = text.lastIndex(of: ":")!
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, Int(text[text.index(after: colon)...])!)
     }
 
     /// `host:port` or `[v6]:port`, with a port from 1 to 65535.
@@ -201,12 +224,5 @@ extension SharedStateSettings.SentinelSettings {
     }
 
     /// The address of each Sentinel: host (without brackets) and port.
-    public var hostsAndPorts: [(host: String, port: Int)] {
-        addresses.map { text in
-            let colon = text.lastIndex(of: ":")!
-            var host = String(text[..<colon])
-            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            return (host, Int(text[text.index(after: colon)...])!)
-        }
-    }
+    public var hostsAndPorts: [(host: String, port: Int)] { addresses.map(Self.hostAndPort) }
 }

@@ -38,12 +38,16 @@ public final class RedisServer: Sendable {
     public let port: Int
     public let options: Options
     let directory: TemporaryDirectory
+    /// A cluster node's bus port (`cluster-port`): by default Redis takes port + 10000, which a free port above 55535
+    /// cannot have.
+    private let clusterBusPort: Int?
     private let process: Mutex<Process?>
 
-    private init(port: Int, options: Options, directory: TemporaryDirectory) {
+    private init(port: Int, options: Options, directory: TemporaryDirectory) throws {
         self.port = port
         self.options = options
         self.directory = directory
+        self.clusterBusPort = options.clusterNode ? try Self.freeLoopbackPort() : nil
         self.process = Mutex(nil)
     }
 
@@ -55,7 +59,7 @@ public final class RedisServer: Sendable {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         return try await LoopbackServer.with("redis-server", start: { port in
-            let server = RedisServer(port: port, options: options, directory: directory)
+            let server = try RedisServer(port: port, options: options, directory: directory)
             try await server.start()
             return server
         }, stop: { await $0.stop() }, body)
@@ -112,8 +116,11 @@ public final class RedisServer: Sendable {
         }
         if let password = options.password { arguments += ["--requirepass", password] }
         if let primary = options.replicaOf { arguments += ["--replicaof", "127.0.0.1", String(primary)] }
-        if options.clusterNode {
-            arguments += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes-\(port).conf", "--cluster-node-timeout", "1000"]
+        if let clusterBusPort {
+            arguments += [
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes-\(port).conf", "--cluster-node-timeout", "1000",
+                "--cluster-port", String(clusterBusPort),
+            ]
         }
         for user in options.users { arguments += ["--user", user.name, "on", ">\(user.password)", "~*", "&*", "+@all"] }
         return arguments

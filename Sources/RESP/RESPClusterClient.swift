@@ -62,31 +62,43 @@ public final class RESPClusterClient: RESPDeployment, Sendable {
         self.logger = logger
     }
 
-    /// Sends `command` to the node that serves its key, following redirections (at most five).
+    /// Sends `command` to the node that serves its key, following redirections (at most five), and trying again a
+    /// few times, 20 ms apart, a command whose keys a migration has split between two nodes for now (`TRYAGAIN`).
     @discardableResult
     public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
         var target = try await node(for: command)
-        for _ in 0..<5 {
+        var (redirections, retries) = (0, 0)
+        while true {
             do {
                 return try await target.send(command, deadline: deadline)
             } catch let error as RESPError {
-                switch Redirection(error) {
-                case .moved(let slot, let node)?:
+                if error.serverCode == "TRYAGAIN", retries < Self.tryAgainRetries {
+                    retries += 1
+                    try await Task.sleep(for: .milliseconds(20))
+                    continue
+                }
+                guard let redirection = Redirection(error) else { throw error }
+                redirections += 1
+                guard redirections <= 5 else {
+                    throw RESPError.unavailable(reason: "\(command.name) was redirected more than five times in the cluster")
+                }
+                switch redirection {
+                case .moved(let slot, let node):
                     state.withLock { $0.map?.move(slot, to: node) }
                     reloadMap()
                     target = try client(at: node)
-                case .ask(let node)?:
+                case .ask(let node):
                     return try await client(at: node).withConnection { connection in
                         try await connection.send(RESPCommand(["ASKING"]), deadline: deadline)
                         return try await connection.send(command, deadline: deadline)
                     }
-                case nil:
-                    throw error
                 }
             }
         }
-        throw RESPError.unavailable(reason: "\(command.name) was redirected five times in the cluster")
     }
+
+    /// How often a `TRYAGAIN` is retried: 100 ms in all, about as long as moving one slot's keys in a batch takes.
+    static let tryAgainRetries = 5
 
     public func subscribe<Result: Sendable>(
         to channels: [String], bufferSize: Int, _ body: (RESPSubscription) async throws -> Result

@@ -12,9 +12,8 @@ public final class RedisSharedStore: SharedStore {
     private let deadline: Duration
     private let clock: TokenGateClock
 
-    /// A store on `client` (one server, Sentinel's primary, or a cluster: every key of a provider carries the
-    /// provider's hash tag, so each command and script stays in one slot); keys and the channel start with
-    /// `keyPrefix`.
+    /// A store on `client` (one server, Sentinel's primary, or a cluster: the keys of one command or script share a
+    /// hash tag, a context's or a provider's, so each stays in one slot); keys and the channel start with `keyPrefix`.
     public init(client: any RESPDeployment, keyPrefix: String, deadline: Duration, clock: TokenGateClock = .system) {
         self.client = client
         self.prefix = keyPrefix
@@ -39,7 +38,14 @@ public final class RedisSharedStore: SharedStore {
 
     public func removeValues(at keys: [String]) async throws {
         guard !keys.isEmpty else { return }
-        _ = try await refusals { try await client.send(["DEL"] + keys, deadline: deadline) }
+        // A cluster refuses a command whose keys span slots (`CROSSSLOT`), and each context has a slot of its own.
+        let groups = client is RESPClusterClient ? Array(Dictionary(grouping: keys) { RESPHashSlot.of($0) }.values) : [keys]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for keys in groups {
+                group.addTask { _ = try await self.refusals { try await self.client.send(["DEL"] + keys, deadline: self.deadline) } }
+            }
+            try await group.waitForAll()
+        }
     }
 
     public func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool {

@@ -32,13 +32,16 @@ struct ClusterTests {
     }
 
     /// A slot moved from one primary to another while the client holds the old map: mid-migration the moved key is
-    /// answered through `ASK`, afterwards through `MOVED`.
+    /// answered through `ASK` (a command over keys on both sides is retried, then fails with `TRYAGAIN`), afterwards
+    /// through `MOVED`.
     @Test func aMigratingSlotIsFollowedThroughAskThenMoved() async throws {
         try await RedisClusterGroup.with { cluster in
             let client = RESPClusterClient(seeds: [cluster.addresses[0]], configuration: cluster.nodes[0].configuration())
             let key = "{moving}:token"
             let slot = RESPHashSlot.of(key)
+            let other = "{moving}:lock"
             try await client.set(key, to: "sealed")
+            try await client.set(other, to: "staying")
             let sourcePort = try #require(try await cluster.primaryPort(ofSlot: slot))
             let source = try #require(cluster.node(port: sourcePort))
             let target = try #require(cluster.nodes.prefix(3).first { $0.port != sourcePort })
@@ -51,6 +54,14 @@ struct ClusterTests {
             }
             // The key has left the source, which answers ASK.
             #expect(try await client.get(key) == ByteBuffer(string: "sealed"))
+            // A command over that key and one still at the source is split for now: retried 5 times, 20 ms apart, then
+            // the server's TRYAGAIN; once the other key has moved too, it is answered (through ASK).
+            let started = ContinuousClock.now
+            let split = await #expect(throws: RESPError.self) { try await client.send(["MGET", key, other]) }
+            #expect(split?.serverCode == "TRYAGAIN")
+            #expect(ContinuousClock.now - started >= .milliseconds(100))
+            try await source.withClient { _ = try await $0.send(["MIGRATE", "127.0.0.1", String(target.port), "", "0", "5000", "KEYS", other]) }
+            #expect(try await client.send(["MGET", key, other]).elements?.compactMap(\.string) == ["sealed", "staying"])
 
             for node in cluster.nodes.prefix(3) {
                 try await node.withClient { _ = try await $0.send(["CLUSTER", "SETSLOT", String(slot), "NODE", targetID]) }

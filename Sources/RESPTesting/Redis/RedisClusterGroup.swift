@@ -62,6 +62,41 @@ public final class RedisClusterGroup: Sendable {
         return []
     }
 
+    /// Moves `slot` from the primary serving it to `target`, as `redis-cli --cluster reshard` does: `IMPORTING` at
+    /// the target, `MIGRATING` at the source, its keys moved (`MIGRATE`), then `SETSLOT NODE` at every primary.
+    /// `pause` is waited between the steps, so clients meet the slot half moved: at the source while its keys are
+    /// still there, then redirected with `ASK` once they have left, then with `MOVED`.
+    public func migrate(slot: Int, to target: RedisServer, pause: Duration) async throws {
+        guard let sourcePort = try await primaryPort(ofSlot: slot), let source = node(port: sourcePort) else {
+            throw HarnessError("no primary serves slot \(slot)")
+        }
+        let (sourceID, targetID) = (try await Self.id(of: source), try await Self.id(of: target))
+        try await target.withClient { _ = try await $0.send(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", sourceID]) }
+        try await source.withClient { _ = try await $0.send(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", targetID]) }
+        try await Task.sleep(for: pause)
+        try await source.withClient { node in
+            while true {
+                let keys = try await node.send(["CLUSTER", "GETKEYSINSLOT", String(slot), "100"]).elements?.compactMap(\.string) ?? []
+                if keys.isEmpty { break }
+                _ = try await node.send(["MIGRATE", "127.0.0.1", String(target.port), "", "0", "5000", "KEYS"] + keys)
+            }
+        }
+        try await Task.sleep(for: pause)
+        for primary in try await primaries() {
+            try await primary.withClient { _ = try await $0.send(["CLUSTER", "SETSLOT", String(slot), "NODE", targetID]) }
+        }
+    }
+
+    /// The nodes that are primaries now (`ROLE`).
+    public func primaries() async throws -> [RedisServer] {
+        var primaries: [RedisServer] = []
+        for node in nodes {
+            let role = try await node.withClient { client in try await client.send(["ROLE"]).elements?.first?.string }
+            if role == "master" { primaries.append(node) }
+        }
+        return primaries
+    }
+
     /// The node listening on `port`.
     public func node(port: Int) -> RedisServer? { nodes.first { $0.port == port } }
 

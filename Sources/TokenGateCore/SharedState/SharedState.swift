@@ -116,18 +116,19 @@ public final class SharedState: Sendable {
 
     // MARK: Keys
 
-    /// `tokengate:token:{provider}:type:digest`: the sealed token of one context. The provider is a hash tag, so
-    /// one provider's keys live on one Redis Cluster slot.
+    /// `tokengate:token:{provider:type:digest}`: the sealed token of one context. The whole context is the hash tag:
+    /// its token and lock share a Redis Cluster slot, and one provider's contexts spread over every shard.
     func tokenKey(_ key: TokenCacheKey) -> String { contextKey("token", key) }
 
-    /// `tokengate:lock:{provider}:type:digest`: the mint lock of one context.
+    /// `tokengate:lock:{provider:type:digest}`: the mint lock of one context.
     func lockKey(_ key: TokenCacheKey) -> String { contextKey("lock", key) }
 
     private func contextKey(_ kind: String, _ key: TokenCacheKey) -> String {
-        "\(settings.keyPrefix)\(kind):{\(key.provider)}:\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))"
+        "\(settings.keyPrefix)\(kind):{\(key.provider):\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))}"
     }
 
-    /// A rate-limit bucket: `scope` and a digest of who or what it limits.
+    /// A rate-limit bucket: `scope` and a digest of who or what it limits. The provider is the hash tag: one request's
+    /// buckets (provider, caller, context) are charged by one script, so they must share a slot.
     func rateKey(provider: ProviderID, scope: String, identity: String) -> String {
         "\(settings.keyPrefix)rate:{\(provider)}:\(scope):\(Self.digest(identity))"
     }

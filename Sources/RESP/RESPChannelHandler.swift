@@ -19,7 +19,8 @@ final class RESPChannelHandler: ChannelDuplexHandler {
     typealias OutboundOut = ByteBuffer
 
     private struct Pending {
-        let command: String
+        /// The command's name as sent, made readable only for a timeout's error.
+        let command: ByteBuffer
         let reply: EventLoopPromise<RESPValue>
         let deadline: NIODeadline?
     }
@@ -62,10 +63,10 @@ final class RESPChannelHandler: ChannelDuplexHandler {
             return
         }
         if let reply = request.reply {
-            pending.append(Pending(command: request.command.name, reply: reply, deadline: request.deadline))
+            pending.append(Pending(command: request.command.arguments[0], reply: reply, deadline: request.deadline))
             if let deadline = request.deadline, deadline < deadlineCheck?.at ?? .distantFuture { checkDeadlines(at: deadline) }
         }
-        var buffer = context.channel.allocator.buffer(capacity: 64)
+        var buffer = context.channel.allocator.buffer(capacity: request.command.encodedSizeEstimate)
         request.command.encode(into: &buffer)
         context.write(wrapOutboundOut(buffer), promise: promise)
     }
@@ -145,8 +146,9 @@ final class RESPChannelHandler: ChannelDuplexHandler {
     /// ``RESPError/connectionClosed``.
     private func timeOut(at index: CircularBuffer<Pending>.Index) {
         let entry = pending.remove(at: index)
+        // First: closing fails a write not yet flushed, and that failure would answer the command as closed.
+        entry.reply.fail(RESPError.timeout(command: String(buffer: entry.command).uppercased()))
         fail(with: .connectionClosed, close: true)
-        entry.reply.fail(RESPError.timeout(command: entry.command))
     }
 
     /// Fails every pending command with `error` (the first failure wins) and, if asked, closes the channel first,

@@ -77,6 +77,25 @@ public final class RESPClient: RESPCommandSending, Sendable {
         }
     }
 
+    /// Sends `command` without a task when this thread is one of the client's event loops and that loop's shared
+    /// connection is open: `onReply` is called once, on this thread, with the reply (an error reply as
+    /// ``RESPError/server(_:)``). False otherwise (another thread, the connection not open yet): nothing was sent,
+    /// and ``send(_:deadline:)`` is the way.
+    public func sendOnCurrentEventLoop(
+        _ command: RESPCommand, deadline: Duration?, onReply: @escaping @Sendable (Result<RESPValue, any Error>) -> Void
+    ) -> Bool {
+        guard let connection = shared.openConnectionOfCurrentLoop() else { return false }
+        connection.writeOnItsLoop(command, deadline: deadline).whenComplete { result in
+            // See withConnection.
+            if case .failure(let error as RESPError) = result, error.serverCode == "READONLY" { connection.channel.close(promise: nil) }
+            onReply(result)
+        }
+        return true
+    }
+
+    /// Whether ``sendOnCurrentEventLoop(_:deadline:onReply:)`` would send now, from this thread.
+    public var isOpenOnCurrentEventLoop: Bool { shared.openConnectionOfCurrentLoop() != nil }
+
     /// Runs `body` with a connection of its own (for several commands in a row, pipelined if sent concurrently);
     /// the connection goes back to the pool afterwards, or is dropped if it closed.
     public func withConnection<Result: Sendable>(

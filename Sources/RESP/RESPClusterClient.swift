@@ -11,6 +11,13 @@ public protocol RESPDeployment: RESPCommandSending {
     ) async throws -> Result
     /// Closes every connection; commands fail with ``RESPError/shutdown`` afterwards.
     func shutdown() async
+    /// Sends `command` without a task when it can (see ``RESPClient/sendOnCurrentEventLoop(_:deadline:onReply:)``);
+    /// false when it cannot, and nothing was sent.
+    func sendOnCurrentEventLoop(
+        _ command: RESPCommand, deadline: Duration?, onReply: @escaping @Sendable (Result<RESPValue, any Error>) -> Void
+    ) -> Bool
+    /// Whether ``sendOnCurrentEventLoop(_:deadline:onReply:)`` would send now, from this thread.
+    var isOpenOnCurrentEventLoop: Bool { get }
 }
 
 extension RESPDeployment {
@@ -99,6 +106,13 @@ public final class RESPClusterClient: RESPDeployment, Sendable {
 
     /// How often a `TRYAGAIN` is retried: 100 ms in all, about as long as moving one slot's keys in a batch takes.
     static let tryAgainRetries = 5
+
+    /// Always false: a command may be redirected, and following that takes a task.
+    public func sendOnCurrentEventLoop(
+        _ command: RESPCommand, deadline: Duration?, onReply: @escaping @Sendable (Result<RESPValue, any Error>) -> Void
+    ) -> Bool { false }
+
+    public var isOpenOnCurrentEventLoop: Bool { false }
 
     public func subscribe<Result: Sendable>(
         to channels: [String], bufferSize: Int, _ body: (RESPSubscription) async throws -> Result

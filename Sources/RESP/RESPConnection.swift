@@ -96,16 +96,35 @@ public final class RESPConnection: RESPCommandSending, Sendable {
     /// it comes, is read and dropped, so the pipeline stays in step.
     @discardableResult
     public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
-        let reply = channel.eventLoop.makePromise(of: RESPValue.self)
-        let request = RESPRequest(
-            command: command, reply: reply, deadline: NIODeadline.now() + TimeAmount(deadline ?? commandTimeout))
-        // A closed channel may have no handler left to fail the reply: the failed write does it then.
-        channel.writeAndFlush(request).whenFailure { _ in reply.fail(RESPError.connectionClosed) }
+        let reply = write(command, deadline: deadline)
         return try await withTaskCancellationHandler {
             try await reply.futureResult.get()
         } onCancel: {
             reply.fail(CancellationError())
         }
+    }
+
+    /// Writes `command` (at once when called on the connection's event loop) and returns the promise of its reply,
+    /// completed on that loop.
+    func write(_ command: RESPCommand, deadline: Duration?) -> EventLoopPromise<RESPValue> {
+        let reply = channel.eventLoop.makePromise(of: RESPValue.self)
+        let request = RESPRequest(
+            command: command, reply: reply, deadline: NIODeadline.now() + TimeAmount(deadline ?? commandTimeout))
+        // A closed channel may have no handler left to fail the reply: the failed write does it then.
+        channel.writeAndFlush(request).whenFailure { _ in reply.fail(RESPError.connectionClosed) }
+        return reply
+    }
+
+    /// ``write(_:deadline:)`` from the connection's own event loop, with no promise for the write: while the channel
+    /// is active, its handler is in place and fails the reply if the write does.
+    func writeOnItsLoop(_ command: RESPCommand, deadline: Duration?) -> EventLoopFuture<RESPValue> {
+        channel.eventLoop.preconditionInEventLoop()
+        guard channel.isActive else { return channel.eventLoop.makeFailedFuture(RESPError.connectionClosed) }
+        let reply = channel.eventLoop.makePromise(of: RESPValue.self)
+        let request = RESPRequest(
+            command: command, reply: reply, deadline: NIODeadline.now() + TimeAmount(deadline ?? commandTimeout))
+        channel.writeAndFlush(request, promise: nil)
+        return reply.futureResult
     }
 
     /// Writes a command that no reply answers (on a subscriber connection: `SUBSCRIBE`, `UNSUBSCRIBE`).

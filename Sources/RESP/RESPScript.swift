@@ -7,6 +7,8 @@ public struct RESPScript: Sendable, Hashable {
     public let source: String
     /// Lower-case hexadecimal SHA-1 of the source, as `SCRIPT LOAD` returns it.
     public let sha1: String
+    /// `sha1`, as sent.
+    private let sha1Buffer: ByteBuffer
 
     /// A script for `source`; computes its SHA-1 through OpenSSL (the JOSE module's digest).
     public init(_ source: String) throws {
@@ -14,6 +16,7 @@ public struct RESPScript: Sendable, Hashable {
         let digits = Array("0123456789abcdef")
         let digest = try Digest.sha1(Array(source.utf8))
         self.sha1 = String(digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
+        self.sha1Buffer = ByteBuffer(string: sha1)
     }
 }
 
@@ -23,18 +26,44 @@ extension RESPCommandSending {
     public func evalSHA(
         script: RESPScript, keys: [String] = [], args: [String] = [], deadline: Duration? = nil
     ) async throws -> RESPValue {
-        try await evalSHA(script: script, keys: keys, binaryArgs: args.map { ByteBuffer(string: $0) }, deadline: deadline)
+        do {
+            return try await send(script.evalSHA(keys: keys, args: args), deadline: deadline)
+        } catch let error as RESPError where error.serverCode == "NOSCRIPT" {
+            return try await send(RESPCommand(["EVAL", script.source, String(keys.count)] + keys + args), deadline: deadline)
+        }
     }
 
     /// ``evalSHA(script:keys:args:deadline:)`` with arguments that are bytes, not text (a sealed value).
     public func evalSHA(
         script: RESPScript, keys: [String] = [], binaryArgs: [ByteBuffer], deadline: Duration? = nil
     ) async throws -> RESPValue {
-        let tail = ([String(keys.count)] + keys).map { ByteBuffer(string: $0) } + binaryArgs
         do {
-            return try await send(RESPCommand([ByteBuffer(string: "EVALSHA"), ByteBuffer(string: script.sha1)] + tail), deadline: deadline)
+            return try await send(script.evalSHA(keys: keys, binaryArgs: binaryArgs), deadline: deadline)
         } catch let error as RESPError where error.serverCode == "NOSCRIPT" {
-            return try await send(RESPCommand([ByteBuffer(string: "EVAL"), ByteBuffer(string: script.source)] + tail), deadline: deadline)
+            return try await send(script.eval(keys: keys, binaryArgs: binaryArgs), deadline: deadline)
         }
+    }
+}
+
+extension RESPScript {
+    /// `EVALSHA` of this script with text arguments: answered `NOSCRIPT` by a server that does not have it cached.
+    public func evalSHA(keys: [String], args: [String]) -> RESPCommand {
+        RESPCommand(texts: [[String(keys.count)], keys, args], after: [Self.evalSHAName, sha1Buffer])
+    }
+
+    private static let evalSHAName = ByteBuffer(string: "EVALSHA")
+
+    /// `EVALSHA` of this script: answered `NOSCRIPT` by a server that does not have it cached.
+    public func evalSHA(keys: [String], binaryArgs: [ByteBuffer]) -> RESPCommand {
+        RESPCommand([ByteBuffer(string: "EVALSHA"), ByteBuffer(string: sha1)] + Self.tail(keys, binaryArgs))
+    }
+
+    /// `EVAL` of this script's source, which caches it too.
+    public func eval(keys: [String], binaryArgs: [ByteBuffer]) -> RESPCommand {
+        RESPCommand([ByteBuffer(string: "EVAL"), ByteBuffer(string: source)] + Self.tail(keys, binaryArgs))
+    }
+
+    private static func tail(_ keys: [String], _ binaryArgs: [ByteBuffer]) -> [ByteBuffer] {
+        ([String(keys.count)] + keys).map { ByteBuffer(string: $0) } + binaryArgs
     }
 }

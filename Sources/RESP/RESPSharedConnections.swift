@@ -57,6 +57,14 @@ final class RESPSharedConnections: Sendable {
         return slots[turn % slots.count]
     }
 
+    /// The open connection of the current event loop, when this thread is one of the client's loops and its
+    /// connection is open: a command written on it now needs no task, and its reply comes back on this thread.
+    func openConnectionOfCurrentLoop() -> RESPConnection? {
+        guard let loop = MultiThreadedEventLoopGroup.currentEventLoop, let own = slotsOfLoop[ObjectIdentifier(loop)] else { return nil }
+        let index = own.count == 1 ? own[0] : own[turn.wrappingAdd(1, ordering: .relaxed).newValue % own.count]
+        return slots[index].state.withLock { $0.openConnection }
+    }
+
     /// The open connection of `slot`, opening it (through `client`, once, however many commands wait for it) when
     /// it has none.
     func connection(in slot: Slot, of client: RESPClient) async throws -> RESPConnection {
@@ -199,6 +207,12 @@ struct RESPSharedSlotState {
             phase = .opening(attempt)
             return .opening(attempt)
         }
+    }
+
+    /// The connection, when it is open.
+    var openConnection: RESPConnection? {
+        guard case .open(let connection) = phase, connection.isActive else { return nil }
+        return connection
     }
 
     /// The attempt succeeded; false when the slot shut down meanwhile (the caller closes the connection).

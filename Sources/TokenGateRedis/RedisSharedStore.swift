@@ -62,10 +62,48 @@ public final class RedisSharedStore: SharedStore {
     }
 
     public func acquire(_ buckets: [SharedRateBucket]) async throws -> SharedRateOutcome {
-        let args = buckets.flatMap { [String($0.emissionIntervalMicroseconds), String($0.toleranceMicroseconds)] }
         let reply = try await refusals {
-            try await client.evalSHA(script: RedisScripts.acquire, keys: buckets.map(\.key), args: args, deadline: deadline)
+            try await client.evalSHA(script: RedisScripts.acquire, keys: buckets.map(\.key), args: Self.acquireArguments(buckets), deadline: deadline)
         }
+        return try Self.outcome(of: reply)
+    }
+
+    /// A limit check is the one call on a cached token's path: on the requesting event loop's open connection it
+    /// costs no task, and its reply is read on that loop.
+    public var acquiresWithoutTask: Bool { client.isOpenOnCurrentEventLoop }
+
+    public func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
+        let command = RedisScripts.acquire.evalSHA(keys: buckets.map(\.key), args: Self.acquireArguments(buckets))
+        let sent = client.sendOnCurrentEventLoop(command, deadline: deadline) { result in
+            switch result {
+            case .success(let reply):
+                completion(Result { try Self.outcome(of: reply) })
+            case .failure(let error as RESPError) where error.serverCode == "NOSCRIPT":
+                // The server lost its scripts (a restart, a failover): `EVAL` loads it again, once, from a task.
+                self.acquireFromTask(buckets, completion: completion)
+            case .failure(let error):
+                completion(.failure(Self.refusal(error)))
+            }
+        }
+        // The connection closed since `acquiresWithoutTask` was asked.
+        if !sent { acquireFromTask(buckets, completion: completion) }
+    }
+
+    private func acquireFromTask(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
+        Task {
+            do {
+                completion(.success(try await acquire(buckets)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    private static func acquireArguments(_ buckets: [SharedRateBucket]) -> [String] {
+        buckets.flatMap { [String($0.emissionIntervalMicroseconds), String($0.toleranceMicroseconds)] }
+    }
+
+    private static func outcome(of reply: RESPValue) throws -> SharedRateOutcome {
         guard let pair = reply.elements, pair.count == 2, let index = pair[0].integer, let wait = pair[1].integer else {
             throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
         }
@@ -139,10 +177,15 @@ public final class RedisSharedStore: SharedStore {
     private func refusals<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
-        } catch let error as RESPError {
-            guard let code = error.serverCode, !Self.unavailableCodes.contains(code) else { throw error }
-            throw SharedStoreCommandRefusal(code: String(code))
+        } catch {
+            throw Self.refusal(error)
         }
+    }
+
+    /// `error`, or the ``SharedStoreCommandRefusal`` it stands for.
+    private static func refusal(_ error: any Error) -> any Error {
+        guard let code = (error as? RESPError)?.serverCode, !unavailableCodes.contains(code) else { return error }
+        return SharedStoreCommandRefusal(code: String(code))
     }
 }
 

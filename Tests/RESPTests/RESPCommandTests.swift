@@ -15,6 +15,15 @@ import Testing
         #expect(Array(buffer.readableBytesView) == Array("*3\r\n$4\r\nECHO\r\n$0\r\n\r\n$2\r\n".utf8) + [0, 255, 13, 10])
     }
 
+    /// Counts and lengths of several digits, written without a `String` in between.
+    @Test func longCountsAndLengthsAreWrittenInFull() {
+        var buffer = ByteBuffer()
+        let arguments = ["MSET"] + (0..<11).map { String(repeating: "x", count: $0 * 1_009) }
+        RESPCommand(arguments).encode(into: &buffer)
+        let expected = "*12\r\n" + arguments.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
+        #expect(String(buffer: buffer) == expected)
+    }
+
     /// The name goes into errors and logs; the arguments (a password in AUTH) never do.
     @Test func theNameIsUpperCasedAndArgumentsStayOut() {
         #expect(RESPCommand(["auth", "user", "secret"]).name == "AUTH")

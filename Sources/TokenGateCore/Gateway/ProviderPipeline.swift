@@ -60,6 +60,21 @@ final class ProviderPipeline: Sendable {
         return served(cached.value, cached.outcome, to: admission, limits: limits)
     }
 
+    /// ``grant(_:)`` without a task for a cached token whose only wait is the shared rate limits: the store is asked
+    /// from this thread and `completion` is called once, with the grant or the refusal, when it answers. False when
+    /// that cannot be (an authorizer, a distinct-contexts cap, nothing cached, a store that needs a task): nothing
+    /// was charged, and ``grant(_:)`` is the way. As in ``cachedGrant(_:)``, the cache is looked at first.
+    func cachedGrant(
+        afterSharedLimits admission: TokenAdmission, completion: @escaping @Sendable (Result<TokenGrant, TokenGateError>) -> Void
+    ) -> Bool {
+        guard let sharedState = services.sharedState, let fallback = runtime.fallbackLimiters, !runtime.authorizer.asks(admission.caller),
+            let cached = runtime.cache.servableValue(for: admission.context)
+        else { return false }
+        return runtime.limiters.check(caller: admission.caller, context: admission.context, shared: sharedState, fallback: fallback) { limits in
+            completion(limits.map { self.served(cached.value, cached.outcome, to: admission, limits: $0) })
+        }
+    }
+
     /// The token for `admission`: the tenant's authorizer, the limits (shared across replicas when configured), then
     /// the cache, which fetches and verifies on a miss.
     func grant(_ admission: TokenAdmission) async throws(TokenGateError) -> TokenGrant {

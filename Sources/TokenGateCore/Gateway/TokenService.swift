@@ -133,6 +133,18 @@ public final class TokenService: Sendable {
         }
     }
 
+    /// ``token(for:)-(TokenAdmission)`` without a task, for a cached token whose only wait is the limits shared
+    /// in the store: `completion` is called once when the store answers, on the thread that asked (an event loop).
+    /// False when only the full path can answer; nothing was charged then.
+    public func token(
+        afterSharedLimits admission: TokenAdmission, completion: @escaping @Sendable (Result<TokenGrant, TokenGateError>) -> Void
+    ) -> Bool {
+        admission.pipeline.cachedGrant(afterSharedLimits: admission) { result in
+            if case .failure(let error) = result { self.recordDenial(error, admission) }
+            completion(result)
+        }
+    }
+
     /// What ``cachedToken(for:)`` decided.
     public enum CachedAnswer: Sendable {
         /// The cached token, every check passed: answer with it.

@@ -43,25 +43,71 @@ extension ProviderLimiters {
         caller: AuthenticatedCaller, context: TokenContext, shared: SharedState, fallback: ProviderLimiters
     ) async throws(TokenGateError) -> RateLimitHeaders? {
         try fallback.measureShadowLimits(caller: caller, context: context)
+        let charge = sharedCharge(caller: caller, context: context, shared: shared)
+        guard !charge.buckets.isEmpty else { return nil }
+        let outcome = await shared.attempt(.rateLimit) { try await shared.store.acquire(charge.buckets) }
+        return try verdict(outcome, of: charge, caller: caller, context: context, shared: shared, fallback: fallback)
+    }
+
+    /// ``check(caller:context:shared:fallback:)`` without a task, when the store can answer so from this thread
+    /// and no distinct-contexts cap applies: `completion` is called once, with the same answer, on this thread
+    /// when the store answers. False when it cannot (nothing was charged): use the other.
+    func check(
+        caller: AuthenticatedCaller, context: TokenContext, shared: SharedState, fallback: ProviderLimiters,
+        completion: @escaping @Sendable (Result<RateLimitHeaders?, TokenGateError>) -> Void
+    ) -> Bool {
+        guard buckets.distinctContexts == nil, shared.store.acquiresWithoutTask else { return false }
+        do throws(TokenGateError) {
+            try fallback.measureShadowLimits(caller: caller, context: context)
+        } catch {
+            completion(.failure(error))
+            return true
+        }
+        let charge = sharedCharge(caller: caller, context: context, shared: shared)
+        guard !charge.buckets.isEmpty else {
+            completion(.success(nil))
+            return true
+        }
+        shared.attempt(.rateLimit, start: { shared.store.acquire(charge.buckets, completion: $0) }) { outcome in
+            completion(Result { () throws(TokenGateError) in
+                try verdict(outcome, of: charge, caller: caller, context: context, shared: shared, fallback: fallback)
+            })
+        }
+        return true
+    }
+
+    /// What a request charges in the store: a bucket per enforced limit, and the scope of each.
+    private struct SharedCharge: Sendable {
         var scopes: [ProviderMetrics.RateLimitScope] = []
-        var requests: [SharedRateBucket] = []
+        var buckets: [SharedRateBucket] = []
+    }
+
+    private func sharedCharge(caller: AuthenticatedCaller, context: TokenContext, shared: SharedState) -> SharedCharge {
+        var charge = SharedCharge()
         func add(_ scope: ProviderMetrics.RateLimitScope, _ limit: RateLimit?, identity: @autoclosure () -> String) {
             guard let limit, !limit.shadow else { return }
-            scopes.append(scope)
-            requests.append(SharedRateBucket(key: shared.rateKey(provider: id, scope: scope.rawValue, identity: identity()), limit: limit))
+            charge.scopes.append(scope)
+            charge.buckets.append(SharedRateBucket(key: shared.rateKey(provider: id, scope: scope.rawValue, identity: identity()), limit: limit))
         }
         add(.provider, buckets.provider?.limit, identity: id.rawValue)
         // The caller's identity as its Hashable conformance defines it: client, kind and session subject.
         add(.caller, buckets.caller?.limit, identity: "\(caller.name)\u{0}\(caller.kind.rawValue)\u{0}\(caller.subject ?? "")")
         add(.context, buckets.context?.limit, identity: "\(context.tokenType.rawValue)\u{0}\(context)")
-        guard !requests.isEmpty else { return nil }
-        guard let outcome = await shared.attempt(.rateLimit, { try await shared.store.acquire(requests) }) else {
+        return charge
+    }
+
+    /// The answer to `charge` given the store's `outcome`; nil (the store unreachable) is decided by `fallback`.
+    private func verdict(
+        _ outcome: SharedRateOutcome?, of charge: SharedCharge, caller: AuthenticatedCaller, context: TokenContext, shared: SharedState,
+        fallback: ProviderLimiters
+    ) throws(TokenGateError) -> RateLimitHeaders? {
+        guard let outcome else {
             shared.metrics.recordLocalLimits(provider: id)
             _ = try fallback.checkRates(caller: caller, context: context)
             return policy.map { RateLimitHeaders(policy: $0, status: nil) }
         }
-        if case .limited(let index, let retryAfter) = outcome, scopes.indices.contains(index) {
-            let scope = scopes[index]
+        if case .limited(let index, let retryAfter) = outcome, charge.scopes.indices.contains(index) {
+            let scope = charge.scopes[index]
             metrics.recordRateLimited(scope)
             let seconds = RateLimitDecision.limited(retryAfter: retryAfter).retryAfterSeconds
             throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached (shared)", retryAfterSeconds: seconds)

@@ -23,6 +23,10 @@ public final class SharedState: Sendable {
     /// Whether this replica's subscription to the store's messages holds: waiters then rely on being told, and
     /// poll only as a fallback.
     let isWatching = Atomic<Bool>(false)
+    /// Rate-limit keys made lately: every limited request needs its keys, and each is a SHA-256 and some string
+    /// building. Emptied when it holds ``rateKeysKept``.
+    private let rateKeys = Mutex<[RateKeyName: String]>([:])
+    static let rateKeysKept = 4096
     /// How long the store is left alone after a failure.
     static let retryAfterFailure: Duration = .seconds(1)
 
@@ -61,40 +65,71 @@ public final class SharedState: Sendable {
     /// Runs `body` against the store unless it is marked down; nil when it is, or when `body` fails (which marks
     /// it down).
     func attempt<Result: Sendable>(_ operation: Operation, _ body: () async throws -> Result) async -> Result? {
-        let now = clock.monotonicNanoseconds()
-        guard health.withLock({ $0.isUp || now >= $0.retryAt }) else { return nil }
+        guard mayCall() else { return nil }
         do {
             let result = try await body()
-            let recovered = health.withLock { health in
-                defer { health.isUp = true }
-                return !health.isUp
-            }
-            if recovered {
-                metrics.recordUp(true)
-                logger.notice("shared state reachable again; sharing tokens and limits", metadata: ["operation": "\(operation.rawValue)"])
-            }
+            recordSuccess(operation)
             return result
-        } catch let refusal as SharedStoreCommandRefusal {
-            metrics.recordError(operation)
-            logRefusal(refusal, operation)
-            return nil
         } catch {
-            let retryAt = clock.monotonicNanoseconds() &+ TokenGateClock.nanoseconds(Self.retryAfterFailure)
-            let wentDown = health.withLock { health in
-                defer {
-                    health.isUp = false
-                    health.retryAt = retryAt
-                }
-                return health.isUp
-            }
-            metrics.recordError(operation)
-            if wentDown {
-                metrics.recordUp(false)
-                logger.error(
-                    "shared state unreachable; serving from this replica's cache and minting locally, limits at this replica's share",
-                    metadata: ["operation": "\(operation.rawValue)", "error": "\(error)", "replicas": "\(settings.replicas)"])
-            }
+            recordFailure(error, operation)
             return nil
+        }
+    }
+
+    /// ``attempt(_:_:)`` for a call that answers through a callback: `start` starts it (unless the store is marked
+    /// down) and hands it where to answer; `completion` is called once, with the result or nil, at once when the
+    /// store is marked down.
+    func attempt<Result: Sendable>(
+        _ operation: Operation, start: (@escaping @Sendable (Swift.Result<Result, any Error>) -> Void) -> Void,
+        completion: @escaping @Sendable (Result?) -> Void
+    ) {
+        guard mayCall() else { return completion(nil) }
+        start { result in
+            switch result {
+            case .success(let value):
+                self.recordSuccess(operation)
+                completion(value)
+            case .failure(let error):
+                self.recordFailure(error, operation)
+                completion(nil)
+            }
+        }
+    }
+
+    /// Whether the store may be called now: it is up, or its time out after a failure is over.
+    private func mayCall() -> Bool {
+        let now = clock.monotonicNanoseconds()
+        return health.withLock { $0.isUp || now >= $0.retryAt }
+    }
+
+    private func recordSuccess(_ operation: Operation) {
+        let recovered = health.withLock { health in
+            defer { health.isUp = true }
+            return !health.isUp
+        }
+        if recovered {
+            metrics.recordUp(true)
+            logger.notice("shared state reachable again; sharing tokens and limits", metadata: ["operation": "\(operation.rawValue)"])
+        }
+    }
+
+    /// A refusal is logged (the store stays up); any other failure marks the store down for ``retryAfterFailure``.
+    private func recordFailure(_ error: any Error, _ operation: Operation) {
+        metrics.recordError(operation)
+        if let refusal = error as? SharedStoreCommandRefusal { return logRefusal(refusal, operation) }
+        let retryAt = clock.monotonicNanoseconds() &+ TokenGateClock.nanoseconds(Self.retryAfterFailure)
+        let wentDown = health.withLock { health in
+            defer {
+                health.isUp = false
+                health.retryAt = retryAt
+            }
+            return health.isUp
+        }
+        if wentDown {
+            metrics.recordUp(false)
+            logger.error(
+                "shared state unreachable; serving from this replica's cache and minting locally, limits at this replica's share",
+                metadata: ["operation": "\(operation.rawValue)", "error": "\(error)", "replicas": "\(settings.replicas)"])
         }
     }
 
@@ -130,7 +165,20 @@ public final class SharedState: Sendable {
     /// A rate-limit bucket: `scope` and a digest of who or what it limits. The provider is the hash tag: one request's
     /// buckets (provider, caller, context) are charged by one script, so they must share a slot.
     func rateKey(provider: ProviderID, scope: String, identity: String) -> String {
-        "\(settings.keyPrefix)rate:{\(provider)}:\(scope):\(Self.digest(identity))"
+        let name = RateKeyName(provider: provider, scope: scope, identity: identity)
+        if let key = rateKeys.withLock({ $0[name] }) { return key }
+        let key = "\(settings.keyPrefix)rate:{\(provider)}:\(scope):\(Self.digest(identity))"
+        rateKeys.withLock { keys in
+            if keys.count >= Self.rateKeysKept { keys.removeAll(keepingCapacity: true) }
+            keys[name] = key
+        }
+        return key
+    }
+
+    private struct RateKeyName: Hashable {
+        var provider: ProviderID
+        var scope: String
+        var identity: String
     }
 
     /// A caller's set of distinct contexts for one cap (`scope`: `all` or a token type) in one window: the window's

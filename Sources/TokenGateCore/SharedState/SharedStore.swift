@@ -35,6 +35,31 @@ public protocol SharedStore: Sendable {
     ) async throws
     /// Closes the store's connections.
     func shutdown() async
+    /// Whether ``acquire(_:completion:)``, called now from this thread, answers without a task (Redis: this thread
+    /// is an event loop whose connection is open).
+    var acquiresWithoutTask: Bool { get }
+    /// ``acquire(_:)`` answered through `completion`, once: without a task when ``acquiresWithoutTask`` says so,
+    /// from a task otherwise.
+    func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void)
+}
+
+extension SharedStore {
+    public var acquiresWithoutTask: Bool { false }
+
+    public func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
+        Task { completion(await Result { try await acquire(buckets) }) }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The result of `body`, as ``Result/init(catching:)`` is for a synchronous one.
+    init(catching body: () async throws -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
+    }
 }
 
 /// One rate-limit bucket in the shared store: its key and the GCRA parameters, in microseconds.

@@ -10,7 +10,7 @@ import TokenGateCore
 /// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
 /// miss: a mint costs no request task, and is signed on this event loop), or the request goes on as it came.
 /// Answers leave in request order: while a request handed on is unanswered, every later one is handed on too;
-/// while a fetch is under way, nothing more is read from the socket and requests already read wait here. A request
+/// while a fetch is under way, requests read wait here, and once one does, nothing more is read from the socket. A request
 /// that arrives with a body, or while the connection cannot take more output, is handed on (the router's writer
 /// waits for the client; this handler would only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`,
 /// which sees these requests and answers like any other: its idle timeout and graceful shutdown work unchanged.
@@ -115,29 +115,44 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Runs the rest of the service's full path for `admission` in a task on this connection's event loop, a mint it
-    /// starts too, and writes its answer, then reads on.
+    /// Runs the rest of the service's full path for `admission` and writes its answer, then reads on: without a task
+    /// when only the shared limits' check stands between the request and a cached token (the store is asked from
+    /// this event loop, and answers on it), in a task on this connection's event loop otherwise (a mint it starts
+    /// runs there too).
     private func fetch(_ admission: TokenAdmission, context: ChannelHandlerContext) {
         fetching = true
         let responder = self.responder
-        let answer = context.eventLoop.makePromise(of: CachedTokenResponder.Fetched.self)
-        let executor = loopExecutor ?? EventLoopTaskExecutor(context.eventLoop)
-        loopExecutor = executor
-        TokenCacheFetches.$executor.withValue(executor) {
-            Task(executorPreference: executor) { answer.succeed(await responder.fetch(admission)) }
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        // Called once, on this loop (a store's reply, the task) or from elsewhere (then hopping here).
+        let answer: @Sendable (CachedTokenResponder.Fetched) -> Void = { fetched in
+            guard loop.inEventLoop else { return loop.execute { bound.value.handler.answered(fetched, context: bound.value.context) } }
+            bound.value.handler.answered(fetched, context: bound.value.context)
         }
-        answer.futureResult.assumeIsolated().whenSuccess { fetched in
-            self.fetching = false
-            // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
-            guard self.isActive else { return }
-            self.write(responder.head(of: fetched, date: self.date.now()), fetched.body, context: context)
-            self.readWaiting(context: context)
+        if !responder.fetchWithoutTask(admission, completion: answer) {
+            let executor = loopExecutor ?? EventLoopTaskExecutor(loop)
+            loopExecutor = executor
+            TokenCacheFetches.$executor.withValue(executor) {
+                Task(executorPreference: executor) { answer(await responder.fetch(admission)) }
+            }
         }
+    }
+
+    /// Writes a fetch's answer, then reads on.
+    private func answered(_ fetched: CachedTokenResponder.Fetched, context: ChannelHandlerContext) {
+        fetching = false
+        // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
+        guard isActive else { return }
+        write(responder.head(of: fetched, date: date.now()), fetched.body, context: context)
+        readWaiting(context: context)
     }
 
     /// The parts read while a fetch was under way, in order (until one of them starts a fetch of its own), then
     /// the read that was deferred.
     private func readWaiting(context: ChannelHandlerContext) {
+        // The read-complete that went by while the parts waited is passed on again after them (the router's stream
+        // hands on what it was given at a read-complete); without parts there is nothing to complete.
+        let hadParts = !waiting.isEmpty
         while !fetching, !waiting.isEmpty {
             process(waiting.removeFirst(), context: context)
         }
@@ -145,15 +160,18 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
             held = nil
             context.fireErrorCaught(error)
         }
-        context.fireChannelReadComplete()
+        if hadParts { context.fireChannelReadComplete() }
         if !fetching, readDeferred {
             readDeferred = false
             context.read()
         }
     }
 
+    /// Reads on during a fetch until a request arrives behind it: a client that waits for each answer (most do) then
+    /// costs no change of the socket's interest in reads (two `epoll_ctl` calls a fetch), and a pipelining one has
+    /// at most one read's worth of requests held here.
     func read(context: ChannelHandlerContext) {
-        if fetching {
+        if fetching, !waiting.isEmpty {
             readDeferred = true
         } else {
             context.read()

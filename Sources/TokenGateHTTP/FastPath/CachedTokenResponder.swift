@@ -81,6 +81,22 @@ struct CachedTokenResponder: Sendable {
         }
     }
 
+    /// ``fetch(_:)`` without a task, when the only wait is the shared limits' check for a cached token (see
+    /// ``TokenService/token(afterSharedLimits:completion:)``): `completion` gets the answer once. False when only
+    /// ``fetch(_:)`` can answer.
+    func fetchWithoutTask(_ admission: TokenAdmission, completion: @escaping @Sendable (Fetched) -> Void) -> Bool {
+        let (requestID, clock) = (admission.requestID ?? "", routes.clock)
+        return routes.service.token(afterSharedLimits: admission) { result in
+            switch result {
+            case .success(let grant):
+                let body = TokenRoutes.tokenBody(grant, clock: clock)
+                completion(Fetched(status: .ok, headers: TokenRoutes.tokenHeaders(grant), body: body, requestID: requestID))
+            case .failure(let error):
+                completion(Fetched(status: error.status, headers: error.headers, body: error.bodyBuffer, requestID: requestID))
+            }
+        }
+    }
+
     /// The response head for `fetched`, with `date` for the `Date` header.
     func head(of fetched: Fetched, date: String) -> HTTPResponse {
         head(fetched.status, fetched.headers, bodyCount: fetched.body.readableBytes, requestID: fetched.requestID, date: date)

@@ -69,8 +69,9 @@ public final class RESPClusterClient: RESPDeployment, Sendable {
         self.logger = logger
     }
 
-    /// Sends `command` to the node that serves its key, following redirections (at most five), and trying again a
-    /// few times, 20 ms apart, a command whose keys a migration has split between two nodes for now (`TRYAGAIN`).
+    /// Sends `command` to the node that serves its key, following redirections (at most five, from the third on 20 ms
+    /// apart), and trying again a few times, 20 ms apart, a command whose keys a migration has split between two nodes
+    /// for now (`TRYAGAIN`).
     @discardableResult
     public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
         var target = try await node(for: command)
@@ -89,6 +90,9 @@ public final class RESPClusterClient: RESPDeployment, Sendable {
                 guard redirections <= 5 else {
                     throw RESPError.unavailable(reason: "\(command.name) was redirected more than five times in the cluster")
                 }
+                // Nodes that disagree for a moment (a migration's last step reaching one before the other) send a
+                // command back and forth: give them time to agree.
+                if redirections > 2 { try await Task.sleep(for: .milliseconds(20)) }
                 switch redirection {
                 case .moved(let slot, let node):
                     state.withLock { $0.map?.move(slot, to: node) }

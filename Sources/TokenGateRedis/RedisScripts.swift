@@ -50,12 +50,53 @@ enum RedisScripts {
         return {0, 0}
         """)
 
-    /// Stores ARGV[1] at KEYS[1] for ARGV[2] milliseconds and publishes the key on the channel ARGV[3], in one step:
-    /// a replica told of it finds the value.
+    /// ``acquire`` for several requests at once, one after another, on one reading of Redis's clock. ARGV[1] is the
+    /// number of requests; then, for each, its number of buckets n and n pairs of emission interval and tolerance;
+    /// KEYS holds every request's buckets in the same order. Returns a flat array, two integers per request, each
+    /// pair what ``acquire`` would have returned for that request.
+    static let acquireBatch = try! RESPScript(
+        """
+        local time = redis.call('TIME')
+        local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+        local results = {}
+        local key, arg = 1, 2
+        for r = 1, tonumber(ARGV[1]) do
+          local count = tonumber(ARGV[arg])
+          arg = arg + 1
+          local refused, after = 0, 0
+          for i = 1, count do
+            if refused == 0 then
+              local interval = tonumber(ARGV[arg])
+              local tolerance = tonumber(ARGV[arg + 1])
+              local tat = tonumber(redis.call('GET', KEYS[key])) or now
+              if tat < now then tat = now end
+              local wait = tat - now
+              if wait > tolerance then
+                refused, after = i, wait - tolerance
+              else
+                local next = tat + interval
+                redis.call('SET', KEYS[key], string.format('%.0f', next), 'PX', math.floor((next - now) / 1000) + 1)
+              end
+            end
+            key = key + 1
+            arg = arg + 2
+          end
+          results[2 * r - 1] = refused
+          results[2 * r] = after
+        end
+        return results
+        """)
+
+    /// Stores ARGV[1] at KEYS[1] for ARGV[2] milliseconds and publishes the key on the channel ARGV[3], then, when
+    /// given, releases the lock KEYS[2] if ARGV[4] holds it, in one step: a replica told of it finds the value, and
+    /// one refused the lock before it is sure to be told.
     static let setAndAnnounce = try! RESPScript(
         """
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         redis.call('PUBLISH', ARGV[3], KEYS[1])
+        if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[4] then
+          redis.call('DEL', KEYS[2])
+        end
         return 1
         """)
 

@@ -11,6 +11,7 @@ public final class RedisSharedStore: SharedStore {
     private let prefix: String
     private let deadline: Duration
     private let clock: TokenGateClock
+    private let limitBatches = RedisLimitBatches()
 
     /// A store on `client` (one server, Sentinel's primary, or a cluster: the keys of one command or script share a
     /// hash tag, a context's or a provider's, so each stays in one slot); keys and the channel start with `keyPrefix`.
@@ -29,10 +30,12 @@ public final class RedisSharedStore: SharedStore {
         try await refusals { try await client.get(key, deadline: deadline).map { Array($0.readableBytesView) } }
     }
 
-    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws {
-        let args = [ByteBuffer(bytes: value), ByteBuffer(string: String(Self.milliseconds(lifetime))), ByteBuffer(string: storedChannel)]
+    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws {
+        var args = [ByteBuffer(bytes: value), ByteBuffer(string: String(Self.milliseconds(lifetime))), ByteBuffer(string: storedChannel)]
+        if let lock { args.append(ByteBuffer(string: lock.owner)) }
+        let keys = [key] + (lock.map { [$0.key] } ?? [])
         _ = try await refusals {
-            try await client.evalSHA(script: RedisScripts.setAndAnnounce, keys: [key], binaryArgs: args, deadline: deadline)
+            try await client.evalSHA(script: RedisScripts.setAndAnnounce, keys: keys, binaryArgs: args, deadline: deadline)
         }
     }
 
@@ -69,34 +72,73 @@ public final class RedisSharedStore: SharedStore {
     }
 
     /// A limit check is the one call on a cached token's path: on the requesting event loop's open connection it
-    /// costs no task, and its reply is read on that loop.
+    /// costs no task, its reply is read on that loop, and the checks of one turn of the loop go out as one script
+    /// call (``RedisLimitBatches``).
     public var acquiresWithoutTask: Bool { client.isOpenOnCurrentEventLoop }
 
     public func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
-        let command = RedisScripts.acquire.evalSHA(keys: buckets.map(\.key), args: Self.acquireArguments(buckets))
-        let sent = client.sendOnCurrentEventLoop(command, deadline: deadline) { result in
+        let check = RedisLimitBatches.Check(buckets: buckets, completion: completion)
+        guard limitBatches.add(check, send: { self.send($0) }) else { return sendFromTask([check]) }
+    }
+
+    /// Sends a turn's checks on this event loop's connection: one request's with ``RedisScripts/acquire``, more
+    /// with ``RedisScripts/acquireBatch``.
+    private func send(_ checks: [RedisLimitBatches.Check]) {
+        let sent = client.sendOnCurrentEventLoop(Self.command(for: checks), deadline: deadline) { result in
             switch result {
             case .success(let reply):
-                completion(Result { try Self.outcome(of: reply) })
+                Self.answer(checks, with: reply)
             case .failure(let error as RESPError) where error.serverCode == "NOSCRIPT":
-                // The server lost its scripts (a restart, a failover): `EVAL` loads it again, once, from a task.
-                self.acquireFromTask(buckets, completion: completion)
+                // The server lost its scripts (a restart, a failover): `EVAL` loads it again, from a task.
+                self.sendFromTask(checks)
             case .failure(let error):
-                completion(.failure(Self.refusal(error)))
+                for check in checks { check.completion(.failure(Self.refusal(error))) }
             }
         }
         // The connection closed since `acquiresWithoutTask` was asked.
-        if !sent { acquireFromTask(buckets, completion: completion) }
+        if !sent { sendFromTask(checks) }
     }
 
-    private func acquireFromTask(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
+    /// ``send(_:)`` from a task, through `evalSHA` (which loads a script the server does not have).
+    private func sendFromTask(_ checks: [RedisLimitBatches.Check]) {
         Task {
+            let command = Self.script(for: checks)
             do {
-                completion(.success(try await acquire(buckets)))
+                let reply = try await refusals {
+                    try await client.evalSHA(script: command.script, keys: command.keys, args: command.args, deadline: deadline)
+                }
+                Self.answer(checks, with: reply)
             } catch {
-                completion(.failure(error))
+                for check in checks { check.completion(.failure(error)) }
             }
         }
+    }
+
+    /// The script for `checks`, with its keys and arguments.
+    private static func script(for checks: [RedisLimitBatches.Check]) -> (script: RESPScript, keys: [String], args: [String]) {
+        guard checks.count > 1 else {
+            return (RedisScripts.acquire, checks[0].buckets.map(\.key), acquireArguments(checks[0].buckets))
+        }
+        let keys = checks.flatMap { $0.buckets.map(\.key) }
+        let args = [String(checks.count)] + checks.flatMap { [String($0.buckets.count)] + acquireArguments($0.buckets) }
+        return (RedisScripts.acquireBatch, keys, args)
+    }
+
+    private static func command(for checks: [RedisLimitBatches.Check]) -> RESPCommand {
+        let (script, keys, args) = script(for: checks)
+        return script.evalSHA(keys: keys, args: args)
+    }
+
+    /// Hands each check its part of `reply`: one pair of integers per check, in order.
+    private static func answer(_ checks: [RedisLimitBatches.Check], with reply: RESPValue) {
+        let outcomes: [SharedRateOutcome]
+        do {
+            outcomes = try Self.outcomes(of: reply, count: checks.count)
+        } catch {
+            for check in checks { check.completion(.failure(error)) }
+            return
+        }
+        for (check, outcome) in zip(checks, outcomes) { check.completion(.success(outcome)) }
     }
 
     private static func acquireArguments(_ buckets: [SharedRateBucket]) -> [String] {
@@ -104,10 +146,21 @@ public final class RedisSharedStore: SharedStore {
     }
 
     private static func outcome(of reply: RESPValue) throws -> SharedRateOutcome {
-        guard let pair = reply.elements, pair.count == 2, let index = pair[0].integer, let wait = pair[1].integer else {
+        try outcomes(of: reply, count: 1)[0]
+    }
+
+    /// What the limit scripts return: for each of `count` requests `0, 0` (allowed) or the 1-based index of the
+    /// bucket that refused and the microseconds until one request passes.
+    private static func outcomes(of reply: RESPValue, count: Int) throws -> [SharedRateOutcome] {
+        guard let values = reply.elements, values.count == 2 * count else {
             throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
         }
-        return index == 0 ? .allowed : .limited(index: Int(index) - 1, retryAfter: .microseconds(wait))
+        return try stride(from: 0, to: values.count, by: 2).map { index in
+            guard let refused = values[index].integer, let wait = values[index + 1].integer else {
+                throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
+            }
+            return refused == 0 ? .allowed : .limited(index: Int(refused) - 1, retryAfter: .microseconds(wait))
+        }
     }
 
     public func admit(_ member: String, to sets: [SharedDistinctSet]) async throws -> Int? {

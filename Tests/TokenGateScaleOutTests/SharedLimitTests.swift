@@ -1,4 +1,5 @@
 import Foundation
+import RESP
 import Synchronization
 import Testing
 import TokenGateCore
@@ -85,6 +86,37 @@ struct SharedLimitTests {
             // Each trip that was admitted at all was minted once, by one replica for all three. (Not always all
             // four: with the low limit of a sanitizer run, a trip's callers may never be admitted.)
             #expect(fixture.totalBackendCalls == Set(results.admitted.map(\.trip)).count)
+        }
+    }
+
+    /// Requests read in one turn of an event loop have their limits checked by one script call, each request as if
+    /// alone: of 60 cached hits on 60 connections at once, exactly the burst left is admitted, with fewer calls.
+    @Test func concurrentChecksAreBatchedAndEachIsExact() async throws {
+        try await ScaleOutFixture.with(rateLimits: "{ caller: { rate: 1/min, burst: 31 } }") { _, redis, replicas in
+            #expect(try await replicas[0].consumerToken("trip-1").status == 200)  // cached now; 30 left in the burst
+            let scripts = {
+                try await redis.withClient { client in
+                    let stats = try await client.send(["INFO", "commandstats"]).string ?? ""
+                    // cmdstat_evalsha:calls=12,usec=…
+                    let line = stats.split(separator: "\r\n").first { $0.hasPrefix("cmdstat_evalsha:") } ?? ""
+                    return Int(line.split(separator: "=").dropFirst().first?.split(separator: ",").first ?? "") ?? 0
+                }
+            }
+            let before = try await scripts()
+            var connections: [RawConnection] = []
+            for _ in 0..<60 { connections.append(try await RawConnection.open(port: replicas[0].port)) }
+            let request = "GET /v1/providers/acme-rides/tokens/consumer?tripId=trip-1 HTTP/1.1\r\nHost: gateway\r\n"
+                + "Authorization: Bearer \(ScaleOutFixture.apiKey)\r\n\r\n"
+            for connection in connections { #expect(try await connection.send(request)) }
+            var statuses: [Int] = []
+            for connection in connections {
+                statuses.append(try await connection.readResponse()?.status ?? 0)
+                await connection.close()
+            }
+            #expect(statuses.count { $0 == 200 } == 30)
+            #expect(statuses.count { $0 == 429 } == 30)
+            let calls = try await scripts() - before
+            #expect(calls < 60, "\(calls) script calls for 60 checks")
         }
     }
 }

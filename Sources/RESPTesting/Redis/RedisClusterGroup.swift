@@ -63,7 +63,8 @@ public final class RedisClusterGroup: Sendable {
     }
 
     /// Moves `slot` from the primary serving it to `target`, as `redis-cli --cluster reshard` does: `IMPORTING` at
-    /// the target, `MIGRATING` at the source, its keys moved (`MIGRATE`), then `SETSLOT NODE` at every primary.
+    /// the target, `MIGRATING` at the source, its keys moved (`MIGRATE`), then `SETSLOT NODE` at every primary, the
+    /// target first.
     /// `pause` is waited between the steps, so clients meet the slot half moved: at the source while its keys are
     /// still there, then redirected with `ASK` once they have left, then with `MOVED`.
     public func migrate(slot: Int, to target: RedisServer, pause: Duration) async throws {
@@ -82,7 +83,10 @@ public final class RedisClusterGroup: Sendable {
             }
         }
         try await Task.sleep(for: pause)
-        for primary in try await primaries() {
+        // The target first, then the source, then the others, as Redis's documentation orders it: the other way round,
+        // the source would send clients to a target that, still importing, sends them back.
+        let others = try await primaries().filter { $0.port != target.port && $0.port != source.port }
+        for primary in [target, source] + others {
             try await primary.withClient { _ = try await $0.send(["CLUSTER", "SETSLOT", String(slot), "NODE", targetID]) }
         }
     }

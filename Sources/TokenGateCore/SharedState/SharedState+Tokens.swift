@@ -96,16 +96,21 @@ extension SharedState {
             _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
             throw error
         }
-        await store(token, at: storeKey, refreshBefore: refreshBefore)
-        _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+        // Stored and unlocked in one step; unlocked alone when the token is not stored.
+        let hold = SharedLockHold(key: lockKey, owner: owner)
+        if await !store(token, at: storeKey, refreshBefore: refreshBefore, releasing: hold) {
+            _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+        }
         return token
     }
 
-    /// Seals `token` into the store until it enters the refresh window (after that no replica adopts it).
-    func store(_ token: DeliveredToken, at storeKey: String, refreshBefore: Int64) async {
+    /// Seals `token` into the store until it enters the refresh window (after that no replica adopts it), releasing
+    /// `lock` in the same step; whether it was stored.
+    @discardableResult
+    func store(_ token: DeliveredToken, at storeKey: String, refreshBefore: Int64, releasing lock: SharedLockHold? = nil) async -> Bool {
         let worthKeeping = token.expiresAt - refreshBefore - clock.wallSeconds()
-        guard worthKeeping > 0, let box = seal(token.compact, for: storeKey) else { return }
-        _ = await attempt(.write) { try await store.setValue(box, at: storeKey, lifetime: .seconds(worthKeeping)) }
+        guard worthKeeping > 0, let box = seal(token.compact, for: storeKey) else { return false }
+        return await attempt(.write) { try await store.setValue(box, at: storeKey, lifetime: .seconds(worthKeeping), releasing: lock) } != nil
     }
 
     /// The store's token for `storeKey`: `.some(token)` when one verified, `.some(nil)` when there is none worth

@@ -7,8 +7,9 @@ public protocol SharedStore: Sendable {
     /// The bytes at `key`, or nil when there are none.
     func value(at key: String) async throws -> [UInt8]?
     /// Stores `value` at `key` for `lifetime`, and tells every replica watching (``watch(subscribed:ended:stored:)``)
-    /// that `key` has a new value.
-    func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws
+    /// that `key` has a new value; then releases `lock` if its owner still holds it. All in one step: a replica
+    /// refused the lock meanwhile is sure to be told of the value.
+    func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws
     /// Deletes the values at `keys` (those that exist).
     func removeValues(at keys: [String]) async throws
     /// Takes the lock `key` for `owner` when nobody holds it (it lapses after `lifetime`); whether it was taken.
@@ -43,7 +44,23 @@ public protocol SharedStore: Sendable {
     func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void)
 }
 
+/// A lock and the owner that holds it.
+public struct SharedLockHold: Sendable, Hashable {
+    public var key: String
+    public var owner: String
+
+    public init(key: String, owner: String) {
+        self.key = key
+        self.owner = owner
+    }
+}
+
 extension SharedStore {
+    /// Stores `value` at `key` for `lifetime`, and tells every replica watching.
+    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws {
+        try await setValue(value, at: key, lifetime: lifetime, releasing: nil)
+    }
+
     public var acquiresWithoutTask: Bool { false }
 
     public func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {

@@ -4,19 +4,27 @@
 #   1. the cached path (a local hit): one gateway without sharedState against one with it (Redis up); a local hit
 #      never asks Redis, so both should give the same figures within noise;
 #   2. the cost of a global limit check: the same cached path under a provider rate limit too high to ever refuse,
-#      in-process (no sharedState) against shared (one Redis EVALSHA per request);
+#      in-process (no sharedState) against shared (checked in Redis: the checks of one event-loop turn in one
+#      script call);
 #   3. cold mints over two replicas (sharedState, replicas: 2, one Redis, the same key files): two wrk processes,
 #      one per replica, ask for the same sequence of new trips at once, so every context is requested at both
 #      replicas at about the same time; it reports contexts served per second and backend calls per context
 #      (from both replicas' /metrics: 1.00 means one mint per context across the replicas), next to cold mints at
-#      one gateway without sharedState, measured in the same run for reference.
+#      one gateway without sharedState, measured in the same run for reference;
+#   4. cold mints at a set pace, below what the core can serve: PACED_CONNECTIONS connections per wrk, each asking
+#      for a new trip every PACE_MS ms, at one gateway alone and (the same sequence at both) at the two replicas, in
+#      ROUNDS interleaved rounds, replica 2 moved to core 1 as if on a machine of its own: what sharing adds to a
+#      mint's latency when the machine is not saturated (in 3, the latency is the queue of one saturated core, which
+#      two replicas doing one context's work twice make longer).
 #
 # Usage: Benchmarks/load/scale-out.sh
 # Environment (all optional):
 #   DURATION=10s       each cached-path wrk run (measurements 1 and 2)
 #   ROUNDS=3           interleaved rounds of the four cached-path runs (the report gives medians)
 #   CONNECTIONS=32     wrk connections (one wrk thread); in measurement 3, per wrk process
-#   COLD_DURATION=10s  the two-replica cold-mint run (every request a new trip)
+#   COLD_DURATION=10s  the two-replica cold-mint run (every request a new trip), and each paced run of 4
+#   PACE_MS=20         measurement 4: each connection's pause between requests
+#   PACED_CONNECTIONS=8  measurement 4: connections per wrk
 #   PIN=auto           auto: on 2+ cores, the gateways and redis-server on core 0, wrk on core 1; off: no pinning
 #   LOG_LEVEL=info     the gateways' --log-level (a served token logs nothing)
 #   SKIP_BUILD=1       use the existing release build
@@ -27,6 +35,8 @@ DURATION="${DURATION:-10s}"
 ROUNDS="${ROUNDS:-3}"
 CONNECTIONS="${CONNECTIONS:-32}"
 COLD_DURATION="${COLD_DURATION:-10s}"
+PACE_MS="${PACE_MS:-20}"
+PACED_CONNECTIONS="${PACED_CONNECTIONS:-8}"
 PIN="${PIN:-auto}"
 HOST=127.0.0.1
 PROVIDER=load-fleet
@@ -258,6 +268,9 @@ done = function(summary, latency, requests)
 end
 EOF
 export TOKEN_PATH
+# paced_trips.lua (measurement 4): sequential_trips.lua with a pause of PACE_MS before each request.
+{ cat "$WORK/sequential_trips.lua"; echo 'delay = function() return tonumber(os.getenv("PACE_MS")) end'; } >"$WORK/paced_trips.lua"
+export PACE_MS
 
 # run_wrk NAME SERVER_PID ARGS...: runs wrk (bounded by its own -d plus a timeout), keeps its output in
 # $WORK/NAME.wrk, the gateway's and Redis's CPU time during the run, in microseconds, in $WORK/NAME.cpu and
@@ -306,7 +319,6 @@ LIMIT_FALLBACKS="$(delta shared-limit tokengate_rate_limit_local_fallback_total)
 LIMIT_ERRORS="$(delta shared-limit tokengate_shared_state_errors_total)"
 SHARED_BACKEND_CALLS="$(delta shared tokengate_backend_calls_total)"
 SHARED_ERRORS="$(delta shared tokengate_shared_state_errors_total)"
-forget "$LOCAL_PID"
 forget "$SHARED_PID"
 forget "$LOCAL_LIMIT_PID"
 forget "$SHARED_LIMIT_PID"
@@ -353,6 +365,34 @@ for ((tries = 0; tries < 50; tries++)); do
     last_calls=$calls
     sleep 0.2
 done
+
+# --- 7b. Measurement 4: cold mints at a set pace, alone and over the two replicas, interleaved -----------------
+log "paced cold mints: $ROUNDS rounds of one gateway alone and the two replicas ($COLD_DURATION each, $PACED_CONNECTIONS connections, a request every $PACE_MS ms each)"
+# Replicas run on machines of their own: here replica 2 moves to core 1 (beside wrk, light at this pace), so that
+# neither replica's mints wait behind the other's for the one core; the reference keeps core 0 as in 3.
+PACED_PINNING="as in 3"
+if ((${#SERVER_PIN[@]})); then
+    taskset -acp 1 "$REPLICA2_PID" >/dev/null
+    PACED_PINNING="replica 2 moved to core 1 (with wrk), replica 1, Redis and the reference on core 0"
+fi
+for ((round = 1; round <= ROUNDS; round++)); do
+    TRIP_PREFIX="pa$round-" timeout 900 "${CLIENT_PIN[@]}" wrk -t1 -c"$PACED_CONNECTIONS" -d"$COLD_DURATION" --latency --timeout 10s \
+        -s "$WORK/paced_trips.lua" -H "$API_AUTH" "$LOCAL" >"$WORK/pacedalone.$round.wrk" || die "paced: wrk failed"
+    for replica in 1 2; do
+        url=REPLICA$replica
+        TRIP_PREFIX="pp$round-" timeout 900 "${CLIENT_PIN[@]}" wrk -t1 -c"$PACED_CONNECTIONS" -d"$COLD_DURATION" --latency --timeout 10s \
+            -s "$WORK/paced_trips.lua" -H "$API_AUTH" "${!url}" >"$WORK/paced$replica.$round.wrk" &
+        WRK_PIDS+=($!)
+    done
+    for pid in "${WRK_PIDS[@]}"; do wait "$pid" || die "paced: wrk failed"; done
+    WRK_PIDS=()
+done
+for name in pacedalone paced1 paced2; do
+    for ((round = 1; round <= ROUNDS; round++)); do
+        if grep -q "Non-2xx" "$WORK/$name.$round.wrk"; then cat "$WORK/$name.$round.wrk" >&2; die "paced: some responses were not 2xx"; fi
+    done
+done
+forget "$LOCAL_PID"
 LOAD_AVG_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Distinct contexts requested: trips lo to hi of either wrk (both count from 1, so the union is 1 to the larger hi).
@@ -394,19 +434,20 @@ cat <<EOF
 
 Machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1); pinning: $PINNING.
 Redis: redis-server $REDIS_VERSION on $HOST (no persistence), one for every gateway (a key prefix each).
-Knobs: DURATION=$DURATION ROUNDS=$ROUNDS CONNECTIONS=$CONNECTIONS COLD_DURATION=$COLD_DURATION PIN=$PIN; wrk 1 thread; response body $BODY_BYTES bytes.
+Knobs: DURATION=$DURATION ROUNDS=$ROUNDS CONNECTIONS=$CONNECTIONS COLD_DURATION=$COLD_DURATION PACE_MS=$PACE_MS PACED_CONNECTIONS=$PACED_CONNECTIONS PIN=$PIN; wrk 1 thread; response body $BODY_BYTES bytes.
 Load average (1/5/15 min): $LOAD_AVG_START at start, $LOAD_AVG_CACHED after the cached runs, $LOAD_AVG_END at the end.
 
 Cached path, the same trip every request (warm), medians of $ROUNDS interleaved rounds. "CPU µs/req": the process's
 user + system CPU time during the run over the requests wrk counted; "EVALSHA/req": scripts Redis ran during the run
-over those requests (the limit script calls TIME, GET and SET inside it).
+over those requests (one limit script call checks every request one event-loop turn read; it calls TIME, GET and
+SET inside).
 
 | gateway | requests/s | p50 ms | p99 ms | gateway CPU µs/req | Redis CPU µs/req | EVALSHA/req |
 |---|---:|---:|---:|---:|---:|---:|
 $(row local "1. no sharedState")
 $(row shared "1. sharedState, Redis up (local hit)")
 $(row locallimit "2. provider limit, in-process (no sharedState)")
-$(row sharedlimit "2. provider limit, shared (sharedState: one EVALSHA)")
+$(row sharedlimit "2. provider limit, shared (sharedState: checked in Redis)")
 
 1. sharedState against none, local hit: $(versus local shared).
 2. Shared limit against in-process limit: $(versus locallimit sharedlimit).
@@ -446,4 +487,17 @@ $(mints_row "tokengate_shared_cache_total, miss" 'outcome="miss"' tokengate_shar
 $(mints_row "tokengate_shared_cache_total, rejected" 'outcome="rejected"' tokengate_shared_cache_total)
 $(mints_row "tokengate_backend_calls_total" '' tokengate_backend_calls_total)
 $(mints_row "tokengate_shared_state_errors_total" '' tokengate_shared_state_errors_total)
+
+Cold mints at a set pace: $PACED_CONNECTIONS connections per wrk, each asking for a new trip every $PACE_MS ms, for
+$COLD_DURATION; one gateway without sharedState alone, then the two replicas asked for the same sequence at once;
+medians of $ROUNDS interleaved rounds. Pinning: $PACED_PINNING.
+
+| paced cold mint | requests/s | p50 ms | p99 ms |
+|---|---:|---:|---:|
+| one gateway alone | $(median pacedalone rps | xargs printf '%.0f') | $(median pacedalone p50) | $(median pacedalone p99) |
+| two replicas: replica 1 | $(median paced1 rps | xargs printf '%.0f') | $(median paced1 p50) | $(median paced1 p99) |
+| two replicas: replica 2 | $(median paced2 rps | xargs printf '%.0f') | $(median paced2 p50) | $(median paced2 p99) |
+
+p50 over two replicas against one gateway alone: $(calc "max($(median paced1 p50), $(median paced2 p50)) / $(median pacedalone p50)" .2f) (issue 31's target: at most 1.3);
+round by round, alone / replica 1 / replica 2 p50 ms: $(for ((r = 1; r <= ROUNDS; r++)); do printf '%s/%s/%s ' "$(wrk_field "pacedalone.$r" p50)" "$(wrk_field "paced1.$r" p50)" "$(wrk_field "paced2.$r" p50)"; done)
 EOF

@@ -14,18 +14,14 @@ public struct RESPCommand: Sendable, Hashable {
     /// A command from text arguments (`["GET", "key"]`).
     public init(_ arguments: [String]) { self.init(texts: [arguments], after: []) }
 
-    /// A command of `leading` and then the text arguments of each of `texts`, in order; the texts are slices of one
-    /// buffer: one allocation, not one each.
+    /// A command of `leading` and then the text arguments of each of `texts`, in order, built as
+    /// ``RESPCommandBuilder`` does.
     init(texts: [[String]], after leading: [ByteBuffer]) {
-        let count = texts.reduce(0) { $0 + $1.count }
-        var storage = ByteBufferAllocator().buffer(capacity: texts.reduce(0) { $0 + $1.reduce(0) { $0 + $1.utf8.count } })
-        var arguments = leading
-        arguments.reserveCapacity(leading.count + count)
-        for text in texts.joined() {
-            let length = storage.writeString(text)
-            arguments.append(storage.getSlice(at: storage.writerIndex - length, length: length)!)
+        var builder = RESPCommandBuilder(leading, capacity: texts.reduce(0) { $0 + $1.reduce(0) { $0 + $1.utf8.count } })
+        for group in texts {
+            for text in group { builder.append(text) }
         }
-        self.init(arguments)
+        self = builder.command
     }
 
     /// The command's name, upper-cased, for errors and logs: arguments may be secrets (AUTH) and are never shown.
@@ -49,15 +45,18 @@ public struct RESPCommand: Sendable, Hashable {
     var encodedSizeEstimate: Int { arguments.reduce(16) { $0 + $1.readableBytes + 13 } }
 
     /// `value`'s decimal digits, without making a `String`.
-    private static func writeDecimal(_ value: Int, into buffer: inout ByteBuffer) {
-        precondition(value >= 0)
+    static func writeDecimal(_ value: some BinaryInteger, into buffer: inout ByteBuffer) {
+        guard value >= 0 else {
+            buffer.writeString(String(value))
+            return
+        }
         guard value >= 10 else {
             buffer.writeInteger(UInt8(ascii: "0") + UInt8(value))
             return
         }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for any Int's digits
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for any 64-bit value's digits
         let count = withUnsafeMutableBytes(of: &digits) { bytes in
-            var (rest, index) = (value, bytes.count)
+            var (rest, index) = (UInt64(value), bytes.count)
             while rest > 0 {
                 index -= 1
                 bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
@@ -66,5 +65,45 @@ public struct RESPCommand: Sendable, Hashable {
             return bytes.count - index
         }
         withUnsafeBytes(of: &digits) { bytes in _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes.suffix(count))) }
+    }
+}
+
+/// Builds a command argument by argument: the arguments' bytes go into one buffer, sliced once all are written (a
+/// slice taken earlier would make every later write copy the buffer), so a command of many arguments costs two
+/// allocations, not one or more each.
+public struct RESPCommandBuilder {
+    private var storage: ByteBuffer
+    private var leading: [ByteBuffer]
+    private var ends: [Int] = []
+
+    /// A command that starts with `leading` (arguments made already: a name, a script's digest), then what is
+    /// appended; `capacity` is a guess of the appended bytes.
+    public init(_ leading: [ByteBuffer], capacity: Int) {
+        self.storage = ByteBufferAllocator().buffer(capacity: capacity)
+        self.leading = leading
+    }
+
+    /// Appends `text` as an argument.
+    public mutating func append(_ text: String) {
+        storage.writeString(text)
+        ends.append(storage.writerIndex)
+    }
+
+    /// Appends `number` in decimal as an argument.
+    public mutating func append(_ number: Int64) {
+        RESPCommand.writeDecimal(number, into: &storage)
+        ends.append(storage.writerIndex)
+    }
+
+    /// The command.
+    public var command: RESPCommand {
+        var arguments = leading
+        arguments.reserveCapacity(leading.count + ends.count)
+        var start = 0
+        for end in ends {
+            arguments.append(storage.getSlice(at: start, length: end - start)!)
+            start = end
+        }
+        return RESPCommand(arguments)
     }
 }

@@ -48,7 +48,16 @@ extension RESPCommandSending {
 extension RESPScript {
     /// `EVALSHA` of this script with text arguments: answered `NOSCRIPT` by a server that does not have it cached.
     public func evalSHA(keys: [String], args: [String]) -> RESPCommand {
-        RESPCommand(texts: [[String(keys.count)], keys, args], after: [Self.evalSHAName, sha1Buffer])
+        var builder = evalSHA(keyCount: keys.count, capacity: (keys + args).reduce(0) { $0 + $1.utf8.count })
+        for text in keys + args { builder.append(text) }
+        return builder.command
+    }
+
+    /// `EVALSHA` of this script with `keyCount` keys, to append the keys to and then the arguments.
+    public func evalSHA(keyCount: Int, capacity: Int) -> RESPCommandBuilder {
+        var builder = RESPCommandBuilder([Self.evalSHAName, sha1Buffer], capacity: capacity + 8)
+        builder.append(Int64(keyCount))
+        return builder
     }
 
     private static let evalSHAName = ByteBuffer(string: "EVALSHA")

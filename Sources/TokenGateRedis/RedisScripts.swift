@@ -27,6 +27,24 @@ enum RedisScripts {
         return 0
         """)
 
+    /// The value at KEYS[1] as `{1, value}`; else ``lock`` of KEYS[2] for ARGV[1] for ARGV[2] milliseconds: `{0, 1}`
+    /// when taken, `{0, 0}` when another holds it. The two keys must share a slot (a context's hash tag).
+    static let valueOrLock = try! RESPScript(
+        """
+        local value = redis.call('GET', KEYS[1])
+        if value then
+          return {1, value}
+        end
+        if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+          return {0, 1}
+        end
+        if redis.call('PTTL', KEYS[2]) == -1 then
+          redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+          return {0, 1}
+        end
+        return {0, 0}
+        """)
+
     /// GCRA over several buckets in order, on Redis's own clock (so replicas' clocks do not matter). ARGV holds
     /// each bucket's emission interval and tolerance in microseconds. Returns `{0, 0}` when every bucket took the
     /// request, or `{i, wait}`: bucket i (1-based) refused, one request passes after `wait` microseconds. Buckets
@@ -87,13 +105,13 @@ enum RedisScripts {
         return results
         """)
 
-    /// Stores ARGV[1] at KEYS[1] for ARGV[2] milliseconds and publishes the key on the channel ARGV[3], then, when
-    /// given, releases the lock KEYS[2] if ARGV[4] holds it, in one step: a replica told of it finds the value, and
-    /// one refused the lock before it is sure to be told.
+    /// Stores ARGV[1] at KEYS[1] for ARGV[2] milliseconds and publishes the key, a newline and the value on the
+    /// channel ARGV[3], then, when given, releases the lock KEYS[2] if ARGV[4] holds it, in one step: a replica told
+    /// of it has the value, and one refused the lock before it is sure to be told.
     static let setAndAnnounce = try! RESPScript(
         """
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-        redis.call('PUBLISH', ARGV[3], KEYS[1])
+        redis.call('PUBLISH', ARGV[3], KEYS[1] .. '\\n' .. ARGV[1])
         if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[4] then
           redis.call('DEL', KEYS[2])
         end

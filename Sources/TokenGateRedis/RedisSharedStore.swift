@@ -60,6 +60,19 @@ public final class RedisSharedStore: SharedStore {
         return taken == 1
     }
 
+    public func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration) async throws -> SharedValueOrLock {
+        let reply = try await refusals {
+            try await client.evalSHA(
+                script: RedisScripts.valueOrLock, keys: [key, lock.key], args: [lock.owner, String(Self.milliseconds(lifetime))],
+                deadline: deadline)
+        }
+        guard let pair = reply.elements, pair.count == 2, let found = pair[0].integer else {
+            throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
+        }
+        if found == 1, let value = pair[1].bytes { return .value(Array(value.readableBytesView)) }
+        return pair[1].integer == 1 ? .locked : .heldByAnother
+    }
+
     public func unlock(_ key: String, owner: String) async throws {
         _ = try await refusals { try await client.evalSHA(script: RedisScripts.unlock, keys: [key], args: [owner], deadline: deadline) }
     }
@@ -124,9 +137,23 @@ public final class RedisSharedStore: SharedStore {
         return (RedisScripts.acquireBatch, keys, args)
     }
 
+    /// What ``script(for:)`` describes, written straight into one command.
     private static func command(for checks: [RedisLimitBatches.Check]) -> RESPCommand {
-        let (script, keys, args) = script(for: checks)
-        return script.evalSHA(keys: keys, args: args)
+        let buckets = checks.reduce(0) { $0 + $1.buckets.count }
+        let batch = checks.count > 1
+        var command = (batch ? RedisScripts.acquireBatch : RedisScripts.acquire).evalSHA(keyCount: buckets, capacity: buckets * 100)
+        for check in checks {
+            for bucket in check.buckets { command.append(bucket.key) }
+        }
+        if batch { command.append(Int64(checks.count)) }
+        for check in checks {
+            if batch { command.append(Int64(check.buckets.count)) }
+            for bucket in check.buckets {
+                command.append(bucket.emissionIntervalMicroseconds)
+                command.append(bucket.toleranceMicroseconds)
+            }
+        }
+        return command.command
     }
 
     /// Hands each check its part of `reply`: one pair of integers per check, in order.
@@ -203,14 +230,20 @@ public final class RedisSharedStore: SharedStore {
 
     public func watch(
         subscribed: @escaping @Sendable () -> Void, ended: @escaping @Sendable (EndedContextChange) -> Void,
-        stored: @escaping @Sendable (String) -> Void
+        stored: @escaping @Sendable (_ key: String, _ value: [UInt8]?) -> Void
     ) async throws {
         let (endedChannel, storedChannel) = (self.endedChannel, self.storedChannel)
         try await client.subscribe(to: [endedChannel, storedChannel]) { messages in
             subscribed()
             for await message in messages {
                 if message.channel == storedChannel {
-                    stored(String(buffer: message.payload))
+                    // `key\nvalue`; a key alone from a replica of an earlier version.
+                    let payload = message.payload.readableBytesView
+                    if let newline = payload.firstIndex(of: UInt8(ascii: "\n")) {
+                        stored(String(decoding: payload[..<newline], as: UTF8.self), Array(payload[payload.index(after: newline)...]))
+                    } else {
+                        stored(String(buffer: message.payload), nil)
+                    }
                 } else if let change = EndedContextChange(message: String(buffer: message.payload)) {
                     ended(change)
                 }

@@ -24,6 +24,19 @@ import Testing
         #expect(String(buffer: buffer) == expected)
     }
 
+    /// A built command is the command of its arguments as text, numbers in decimal (negative ones too).
+    @Test func aBuiltCommandEqualsOneMadeOfText() {
+        var builder = RESPCommandBuilder([ByteBuffer(string: "EVALSHA")], capacity: 4)
+        for text in ["abc", "", "ключ"] { builder.append(text) }
+        for number: Int64 in [0, 7, 10, 1_234_567_890_123, -42] { builder.append(number) }
+        let expected = RESPCommand(["EVALSHA", "abc", "", "ключ", "0", "7", "10", "1234567890123", "-42"])
+        #expect(builder.command == expected)
+        var (built, made) = (ByteBuffer(), ByteBuffer())
+        builder.command.encode(into: &built)
+        expected.encode(into: &made)
+        #expect(built == made)
+    }
+
     /// The name goes into errors and logs; the arguments (a password in AUTH) never do.
     @Test func theNameIsUpperCasedAndArgumentsStayOut() {
         #expect(RESPCommand(["auth", "user", "secret"]).name == "AUTH")

@@ -60,7 +60,7 @@ public struct EndedContextsReplication: Service {
                         Task { await self.resync() }
                     },
                     ended: { change in self.contexts.apply(change) },
-                    stored: { key in sharedState.storedValues.notify(key) })
+                    stored: { key, value in sharedState.storedValues.notify(key, value: value) })
                 sharedState.isWatching.store(false, ordering: .relaxed)
                 logged = false
             } catch {

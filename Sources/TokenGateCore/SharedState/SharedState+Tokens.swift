@@ -31,55 +31,51 @@ extension SharedState {
         adopt: (String) -> Adoption,
         mint: () async throws -> DeliveredToken
     ) async throws -> DeliveredToken {
-        let storeKey = tokenKey(key)
-        let provider = key.provider
-        guard let first = await read(storeKey, provider: provider, adopt: adopt) else {
-            metrics.recordMint(.unshared, provider: provider)
-            return try await mint()
-        }
-        if let token = first { return token }
-
-        let lockKey = lockKey(key)
-        let owner = HexBytes.encode((try? SecureRandom.bytes(count: 16)) ?? [])
+        let (storeKey, provider) = (tokenKey(key), key.provider)
+        let hold = SharedLockHold(key: lockKey(key), owner: HexBytes.encode((try? SecureRandom.bytes(count: 16)) ?? []))
         // Twice the lock's life: a lock that lapses (its holder died) is taken over by one waiter, whose result the
         // others still wait for; only a second stuck holder makes them mint on their own.
         let giveUpAt = ContinuousClock.now + settings.lockTimeout * 2
+        var waited = false
         while true {
-            // Registered before the lock is tried: a token stored after a refused attempt wakes this replica, and one
-            // stored before it was stored before its holder released the lock, so the attempt succeeds and finds it.
+            // Registered before the store is asked: a token stored after a refused lock wakes this replica, and one
+            // stored before is what the store answers (the value and the lock are looked at in one step).
             let notice = storedValues.register(storeKey)
-            let lockAttempt = await attempt(.lock, { try await store.lock(lockKey, owner: owner, lifetime: settings.lockTimeout) })
-            guard let locked = lockAttempt else {
-                storedValues.unregister(notice)
+            defer { storedValues.unregister(notice) }
+            var found = await attempt(.read) { try await store.value(at: storeKey, orLock: hold, lifetime: settings.lockTimeout) }
+            if case .value(let box) = found {
+                if let token = adopted(box, at: storeKey, provider: provider, adopt: adopt, records: !waited) {
+                    if waited { metrics.recordMint(.waited, provider: provider) }
+                    return token
+                }
+                // A value not worth serving (due for a refresh, or not ours) is replaced, under the lock as usual.
+                found = await attempt(.lock) {
+                    try await store.lock(hold.key, owner: hold.owner, lifetime: settings.lockTimeout) ? .locked : .heldByAnother
+                }
+            } else if found != nil, !waited {
+                metrics.recordCache(.miss, provider: provider)
+            }
+            switch found {
+            case nil:
                 metrics.recordMint(.unshared, provider: provider)
                 return try await mint()
-            }
-            if locked {
-                storedValues.unregister(notice)
-                // Another replica may have stored its token and released the lock between our read and our lock.
-                if case .some(.some(let token)) = await read(storeKey, provider: provider, adopt: adopt, records: false) {
-                    _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+            case .locked?:
+                metrics.recordMint(.locked, provider: provider)
+                return try await mintHoldingLock(hold, storeKey: storeKey, refreshBefore: refreshBefore, mint: mint)
+            case .heldByAnother?, .value?:  // (a value was adopted above, or asked for the lock again)
+                if ContinuousClock.now >= giveUpAt {
+                    metrics.recordMint(.timedOut, provider: provider)
+                    return try await mint()
+                }
+                // Another replica mints: it tells us when its result is stored, or its lock lapses and one of us
+                // takes over (found by looking anyway, as is a result whose message was lost).
+                await notice.wait(upTo: isWatching.load(ordering: .relaxed) ? Self.fallbackPollInterval : Self.pollInterval)
+                waited = true
+                // The message carries the token: no need to read it.
+                if let box = notice.value, let token = adopted(box, at: storeKey, provider: provider, adopt: adopt, records: false) {
                     metrics.recordMint(.waited, provider: provider)
                     return token
                 }
-                metrics.recordMint(.locked, provider: provider)
-                return try await mintHoldingLock(lockKey, owner: owner, storeKey: storeKey, refreshBefore: refreshBefore, mint: mint)
-            }
-            // Another replica mints: it tells us when its result is stored, or its lock lapses and one of us takes
-            // over (found by looking anyway, as is a result whose message was lost).
-            await notice.wait(upTo: isWatching.load(ordering: .relaxed) ? Self.fallbackPollInterval : Self.pollInterval)
-            storedValues.unregister(notice)
-            guard let found = await read(storeKey, provider: provider, adopt: adopt, records: false) else {
-                metrics.recordMint(.unshared, provider: provider)
-                return try await mint()
-            }
-            if let token = found {
-                metrics.recordMint(.waited, provider: provider)
-                return token
-            }
-            if ContinuousClock.now >= giveUpAt {
-                metrics.recordMint(.timedOut, provider: provider)
-                return try await mint()
             }
         }
     }
@@ -87,19 +83,18 @@ extension SharedState {
     /// Mints, stores the sealed result for as long as it is worth adopting, and releases the lock, also when the
     /// mint fails (the others then take the lock in turn rather than wait for it to lapse).
     private func mintHoldingLock(
-        _ lockKey: String, owner: String, storeKey: String, refreshBefore: Int64, mint: () async throws -> DeliveredToken
+        _ hold: SharedLockHold, storeKey: String, refreshBefore: Int64, mint: () async throws -> DeliveredToken
     ) async throws -> DeliveredToken {
         let token: DeliveredToken
         do {
             token = try await mint()
         } catch {
-            _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+            _ = await attempt(.unlock) { try await store.unlock(hold.key, owner: hold.owner) }
             throw error
         }
         // Stored and unlocked in one step; unlocked alone when the token is not stored.
-        let hold = SharedLockHold(key: lockKey, owner: owner)
         if await !store(token, at: storeKey, refreshBefore: refreshBefore, releasing: hold) {
-            _ = await attempt(.unlock) { try await store.unlock(lockKey, owner: owner) }
+            _ = await attempt(.unlock) { try await store.unlock(hold.key, owner: hold.owner) }
         }
         return token
     }
@@ -113,39 +108,34 @@ extension SharedState {
         return await attempt(.write) { try await store.setValue(box, at: storeKey, lifetime: .seconds(worthKeeping), releasing: lock) } != nil
     }
 
-    /// The store's token for `storeKey`: `.some(token)` when one verified, `.some(nil)` when there is none worth
-    /// having, nil when the store could not be asked. Only a request's first read is counted and logged (`records`):
-    /// the re-reads of a replica waiting for another's mint would count one poisoned value many times.
-    private func read(
-        _ storeKey: String, provider: ProviderID, adopt: (String) -> Adoption, records: Bool = true
-    ) async -> DeliveredToken?? {
-        guard let box = await attempt(.read, { try await store.value(at: storeKey) }) else { return nil }
-        guard let box else {
-            if records { metrics.recordCache(.miss, provider: provider) }
-            return .some(nil)
-        }
+    /// The token a value read at `storeKey` holds, when it opens and verifies with more than the refresh window left;
+    /// nil otherwise. Only a request's first look is counted and logged (`records`): the looks of a replica waiting
+    /// for another's mint would count one poisoned value many times.
+    private func adopted(
+        _ box: [UInt8], at storeKey: String, provider: ProviderID, adopt: (String) -> Adoption, records: Bool
+    ) -> DeliveredToken? {
         guard let compact = open(box, for: storeKey) else {
-            guard records else { return .some(nil) }
+            guard records else { return nil }
             metrics.recordCache(.rejected, provider: provider)
             logger.warning(
                 "a shared cache value did not open (wrong key, tampered or not ours); not served",
                 metadata: ["provider": "\(provider)", "reason": "unsealed"])
-            return .some(nil)
+            return nil
         }
         switch adopt(compact) {
         case .usable(let token):
             if records { metrics.recordCache(.hit, provider: provider) }
-            return .some(token)
+            return token
         case .stale:
             if records { metrics.recordCache(.miss, provider: provider) }
-            return .some(nil)
+            return nil
         case .rejected(let reason):
-            guard records else { return .some(nil) }
+            guard records else { return nil }
             metrics.recordCache(.rejected, provider: provider)
             logger.warning(
                 "a shared cache token failed verification; not served",
                 metadata: ["provider": "\(provider)", "reason": "\(reason)"])
-            return .some(nil)
+            return nil
         }
     }
 }

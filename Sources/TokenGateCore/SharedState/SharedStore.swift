@@ -14,6 +14,9 @@ public protocol SharedStore: Sendable {
     func removeValues(at keys: [String]) async throws
     /// Takes the lock `key` for `owner` when nobody holds it (it lapses after `lifetime`); whether it was taken.
     func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool
+    /// The value at `key` when there is one; else takes `lock` (it lapses after `lifetime`) when nobody holds it.
+    /// One step: a replica that takes the lock knows no value was stored before.
+    func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration) async throws -> SharedValueOrLock
     /// Releases the lock `key` if `owner` still holds it (never another holder's lock).
     func unlock(_ key: String, owner: String) async throws
     /// Takes one request from each bucket in order, by GCRA on the store's own clock, stopping at the first that
@@ -27,12 +30,12 @@ public protocol SharedStore: Sendable {
     func publish(_ change: EndedContextChange) async throws
     /// The store's list of ended contexts: what a replica that missed a message (or just started) catches up from.
     func endedContexts() async throws -> [EndedContextChange]
-    /// Calls `ended` for every change of the ended contexts published, and `stored` with the key of every value
-    /// stored, by any replica, until the calling task is cancelled. `subscribed` is called each time the
-    /// subscription is (re-)established, so the caller can resync.
+    /// Calls `ended` for every change of the ended contexts published, and `stored` with the key and (when the
+    /// message carried it) the value of every value stored, by any replica, until the calling task is cancelled.
+    /// `subscribed` is called each time the subscription is (re-)established, so the caller can resync.
     func watch(
         subscribed: @escaping @Sendable () -> Void, ended: @escaping @Sendable (EndedContextChange) -> Void,
-        stored: @escaping @Sendable (String) -> Void
+        stored: @escaping @Sendable (_ key: String, _ value: [UInt8]?) -> Void
     ) async throws
     /// Closes the store's connections.
     func shutdown() async
@@ -42,6 +45,16 @@ public protocol SharedStore: Sendable {
     /// ``acquire(_:)`` answered through `completion`, once: without a task when ``acquiresWithoutTask`` says so,
     /// from a task otherwise.
     func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void)
+}
+
+/// What ``SharedStore/value(at:orLock:lifetime:)`` found.
+public enum SharedValueOrLock: Sendable, Equatable {
+    /// The value: the lock was not asked for.
+    case value([UInt8])
+    /// No value, and the lock is taken now.
+    case locked
+    /// No value, and another holds the lock.
+    case heldByAnother
 }
 
 /// A lock and the owner that holds it.

@@ -1,23 +1,28 @@
 import Synchronization
 
 /// Wakes a replica waiting for another's mint as soon as the token is stored: the store tells every replica which
-/// key got a value (a Redis pub/sub message), and each waiter of that key here is signalled. A waiter also wakes
-/// after its timeout, so a message lost (or a subscription down) costs one polling interval, never a request.
+/// key got a value, and the value (a Redis pub/sub message), and each waiter of that key here is signalled with it.
+/// A waiter also wakes after its timeout, so a message lost (or a subscription down) costs one polling interval,
+/// never a request.
 final class StoredValueNotices: Sendable {
     /// One waiter's notice: signalled once, waited on once.
     final class Notice: Sendable {
         fileprivate let key: String
         fileprivate let id: UInt64
-        private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+        private let state = Mutex<(signalled: Bool, value: [UInt8]?, waiter: CheckedContinuation<Void, Never>?)>((false, nil, nil))
+
+        /// The value the store's message carried, once signalled with one.
+        var value: [UInt8]? { state.withLock { $0.value } }
 
         fileprivate init(key: String, id: UInt64) {
             self.key = key
             self.id = id
         }
 
-        fileprivate func signal() {
+        fileprivate func signal(value: [UInt8]? = nil) {
             let waiter = state.withLock { state in
                 state.signalled = true
+                if let value { state.value = value }
                 defer { state.waiter = nil }
                 return state.waiter
             }
@@ -69,10 +74,10 @@ final class StoredValueNotices: Sendable {
         }
     }
 
-    /// A value was stored at `key`: signals every waiter of it.
-    func notify(_ key: String) {
+    /// A value was stored at `key` (`value`, when the message carried it): signals every waiter of it.
+    func notify(_ key: String, value: [UInt8]? = nil) {
         let notices = waiters.withLock { $0[key].map { Array($0.values) } ?? [] }
-        for notice in notices { notice.signal() }
+        for notice in notices { notice.signal(value: value) }
     }
 
     /// How many waiters are registered (for tests).

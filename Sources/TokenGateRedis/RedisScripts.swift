@@ -106,13 +106,18 @@ enum RedisScripts {
         """)
 
     /// Stores ARGV[1] at KEYS[1] for ARGV[2] milliseconds and publishes the key, a newline and the value on the
-    /// channel ARGV[3], then, when given, releases the lock KEYS[2] if ARGV[4] holds it, in one step: a replica told
-    /// of it has the value, and one refused the lock before it is sure to be told.
+    /// channel ARGV[3], in one step: a replica told of it has the value. With a lock KEYS[2] and its owner ARGV[4],
+    /// only while ARGV[4] holds it, and releasing it in the same step: a replica refused the lock before is sure to
+    /// be told, and a mint whose lock was taken from it (an end of its context, a lapse) stores nothing. Returns 1
+    /// when stored, 0 when the lock was not held.
     static let setAndAnnounce = try! RESPScript(
         """
+        if KEYS[2] and redis.call('GET', KEYS[2]) ~= ARGV[4] then
+          return 0
+        end
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         redis.call('PUBLISH', ARGV[3], KEYS[1] .. '\\n' .. ARGV[1])
-        if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[4] then
+        if KEYS[2] then
           redis.call('DEL', KEYS[2])
         end
         return 1

@@ -30,13 +30,14 @@ public final class RedisSharedStore: SharedStore {
         try await refusals { try await client.get(key, deadline: deadline).map { Array($0.readableBytesView) } }
     }
 
-    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws {
+    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws -> Bool {
         var args = [ByteBuffer(bytes: value), ByteBuffer(string: String(Self.milliseconds(lifetime))), ByteBuffer(string: storedChannel)]
         if let lock { args.append(ByteBuffer(string: lock.owner)) }
         let keys = [key] + (lock.map { [$0.key] } ?? [])
-        _ = try await refusals {
+        let reply = try await refusals {
             try await client.evalSHA(script: RedisScripts.setAndAnnounce, keys: keys, binaryArgs: args, deadline: deadline)
         }
+        return reply.integer == 1
     }
 
     public func removeValues(at keys: [String]) async throws {

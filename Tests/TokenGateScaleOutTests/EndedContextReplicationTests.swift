@@ -44,7 +44,8 @@ struct EndedContextReplicationTests {
             let before = try await replicas[0].consumerToken("trip-gone")
             #expect(before.status == 200)
             let tokenKeys = { try await redis.withClient { try await $0.send(["KEYS", "tokengate:token:*"]).elements?.count ?? -1 } }
-            #expect(try await tokenKeys() == 1)
+            // Stored while the token went to the caller.
+            #expect(try await eventually { try await tokenKeys() == 1 })
             #expect(try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-gone/end").status == 200)
             #expect(try await tokenKeys() == 0)
             #expect(try await replicas[0].adminRequest("DELETE", "/admin/v1/providers/acme-rides/contexts/consumer/trip-gone/end").status == 200)
@@ -130,6 +131,22 @@ struct EndedContextReplicationTests {
                 #expect(refused)
             }
             _ = redis
+        }
+    }
+
+    /// A mint under way when its context is ended stores nothing: the end takes the mint's lock away with the token.
+    @Test func aMintUnderWayWhenItsTripEndsLeavesNothingInRedis() async throws {
+        try await ScaleOutFixture.with { fixture, redis, replicas in
+            fixture.probes[0].holdCalls()
+            let minting = Task { try await replicas[0].consumerToken("trip-racing") }
+            #expect(try await eventually { fixture.probes[0].calls == 1 })
+            #expect(try await replicas[1].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-racing/end").status == 200)
+            fixture.probes[0].releaseCalls()
+            _ = try await minting.value
+            // The store would have happened within this second; the lock is gone too, so it never does.
+            try await Task.sleep(for: .seconds(1))
+            let keys = try await redis.withClient { try await $0.send(["KEYS", "tokengate:*"]).elements?.compactMap(\.string) ?? [] }
+            #expect(!keys.contains { $0.hasPrefix("tokengate:token:") || $0.hasPrefix("tokengate:lock:") }, "\(keys)")
         }
     }
 }

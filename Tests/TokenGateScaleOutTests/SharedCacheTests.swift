@@ -167,8 +167,8 @@ struct SharedCacheTests {
     }
 
     /// A lock holder stores its token and releases its lock in one step, so no replica can be refused the lock after
-    /// the token's message went out (it would sleep out the fallback poll, 250 ms, seen as the cold-mint p99). The
-    /// lock of another owner is left alone.
+    /// the token's message went out (it would sleep out the fallback poll, 250 ms, seen as the cold-mint p99). A
+    /// holder that lost its lock to another stores nothing, and leaves the other's lock alone.
     @Test func theTokenIsStoredAnnouncedAndItsLockReleasedInOneStep() async throws {
         try await ScaleOutFixture.with { _, redis, replicas in
             let shared = try #require(replicas[0].service.sharedState)
@@ -186,9 +186,14 @@ struct SharedCacheTests {
             #expect(try await redis.withClient { try await $0.get(lock) } == nil)
             #expect(try await shared.store.value(at: key) == Array("sealed".utf8))
 
+            // A holder whose lock was taken from it (its context ended, the lock lapsed and another took it) stores
+            // nothing.
             #expect(try await shared.store.lock(lock, owner: "other", lifetime: .seconds(30)))
-            try await shared.store.setValue(Array("again".utf8), at: key, lifetime: .seconds(60), releasing: SharedLockHold(key: lock, owner: "holder"))
+            let stored = try await shared.store.setValue(
+                Array("again".utf8), at: key, lifetime: .seconds(60), releasing: SharedLockHold(key: lock, owner: "holder"))
+            #expect(!stored)
             #expect(try await redis.withClient { try await $0.get(lock) }.map { String(buffer: $0) } == "other")
+            #expect(try await shared.store.value(at: key) == Array("sealed".utf8))
         }
     }
 }

@@ -16,10 +16,14 @@ extension SharedState {
     }
 
     /// Deletes the shared copies of `contexts`' tokens of `provider`, so an ended context's token is not adopted
-    /// again once the end lapses or is lifted (a token already handed out lives on at Fleet Engine until `exp`).
+    /// again once the end lapses or is lifted (a token already handed out lives on at Fleet Engine until `exp`), and
+    /// their mint locks, so a mint under way when the end came stores nothing.
     func forgetTokens(of contexts: [TokenContext], provider: ProviderID) async {
         guard !contexts.isEmpty else { return }
-        let keys = Set(contexts).map { tokenKey(TokenCacheKey(provider: provider, context: $0)) }
+        let keys = Set(contexts).flatMap { context in
+            let key = TokenCacheKey(provider: provider, context: context)
+            return [tokenKey(key), lockKey(key)]
+        }
         _ = await attempt(.write) { try await store.removeValues(at: keys.sorted()) }
     }
 }

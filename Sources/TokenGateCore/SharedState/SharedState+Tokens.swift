@@ -92,20 +92,26 @@ extension SharedState {
             _ = await attempt(.unlock) { try await store.unlock(hold.key, owner: hold.owner) }
             throw error
         }
-        // Stored and unlocked in one step; unlocked alone when the token is not stored.
-        if await !store(token, at: storeKey, refreshBefore: refreshBefore, releasing: hold) {
-            _ = await attempt(.unlock) { try await store.unlock(hold.key, owner: hold.owner) }
+        // Stored and unlocked in one step (unlocked alone when the token is not worth storing), while the token is on
+        // its way to the caller: the others wait for the message, not the caller for the store.
+        Task {
+            guard let worthKeeping = storable(token, refreshBefore: refreshBefore), let box = seal(token.compact, for: storeKey) else {
+                _ = await attempt(.unlock) { try await store.unlock(hold.key, owner: hold.owner) }
+                return
+            }
+            // A write that failed leaves the lock for the others to take at once, if it can.
+            if await attempt(.write, { try await store.setValue(box, at: storeKey, lifetime: worthKeeping, releasing: hold) }) == nil {
+                _ = await attempt(.unlock) { try await store.unlock(hold.key, owner: hold.owner) }
+            }
         }
         return token
     }
 
-    /// Seals `token` into the store until it enters the refresh window (after that no replica adopts it), releasing
-    /// `lock` in the same step; whether it was stored.
-    @discardableResult
-    func store(_ token: DeliveredToken, at storeKey: String, refreshBefore: Int64, releasing lock: SharedLockHold? = nil) async -> Bool {
+    /// How long `token` is worth keeping in the store: until it enters the refresh window (after that no replica
+    /// adopts it); nil when it is in it already.
+    private func storable(_ token: DeliveredToken, refreshBefore: Int64) -> Duration? {
         let worthKeeping = token.expiresAt - refreshBefore - clock.wallSeconds()
-        guard worthKeeping > 0, let box = seal(token.compact, for: storeKey) else { return false }
-        return await attempt(.write) { try await store.setValue(box, at: storeKey, lifetime: .seconds(worthKeeping), releasing: lock) } != nil
+        return worthKeeping > 0 ? .seconds(worthKeeping) : nil
     }
 
     /// The token a value read at `storeKey` holds, when it opens and verifies with more than the refresh window left;

@@ -7,9 +7,11 @@ public protocol SharedStore: Sendable {
     /// The bytes at `key`, or nil when there are none.
     func value(at key: String) async throws -> [UInt8]?
     /// Stores `value` at `key` for `lifetime`, and tells every replica watching (``watch(subscribed:ended:stored:)``)
-    /// that `key` has a new value; then releases `lock` if its owner still holds it. All in one step: a replica
-    /// refused the lock meanwhile is sure to be told of the value.
-    func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws
+    /// that `key` has a new value. With a `lock`: only while its owner holds it, and releasing it, all in one step (a
+    /// replica refused the lock meanwhile is sure to be told of the value); false when the lock was not held and
+    /// nothing was stored.
+    @discardableResult
+    func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws -> Bool
     /// Deletes the values at `keys` (those that exist).
     func removeValues(at keys: [String]) async throws
     /// Takes the lock `key` for `owner` when nobody holds it (it lapses after `lifetime`); whether it was taken.

@@ -80,8 +80,9 @@ extension SharedState {
         }
     }
 
-    /// Mints, stores the sealed result for as long as it is worth adopting, and releases the lock, also when the
-    /// mint fails (the others then take the lock in turn rather than wait for it to lapse).
+    /// Mints and returns the token, storing the sealed result for as long as it is worth adopting and releasing the
+    /// lock from a task of its own; releases the lock also when the mint fails (the others then take it in turn
+    /// rather than wait for it to lapse).
     private func mintHoldingLock(
         _ hold: SharedLockHold, storeKey: String, refreshBefore: Int64, mint: () async throws -> DeliveredToken
     ) async throws -> DeliveredToken {

@@ -10,9 +10,9 @@ import TokenGateCore
 /// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
 /// miss: a mint costs no request task, and is signed on this event loop), or the request goes on as it came.
 /// Answers leave in request order: while a request handed on is unanswered, every later one is handed on too;
-/// while a fetch is under way, requests read wait here, and once one does, nothing more is read from the socket. A request
-/// that arrives with a body, or while the connection cannot take more output, is handed on (the router's writer
-/// waits for the client; this handler would only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`,
+/// while a fetch is under way, requests read wait here, and once one does, nothing more is read from the socket.
+/// A request that arrives with a body, or while the connection cannot take more output, is handed on (the router's
+/// writer waits for the client; this handler would only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`,
 /// which sees these requests and answers like any other: its idle timeout and graceful shutdown work unchanged.
 final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart

@@ -96,9 +96,10 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CLIFailure(.usage, "\(configuration.config): \(error)")
             }
             let loopCount = ServerEventLoops.count(for: server)
+            // Not shut down when serving ends: the process exits then, and work still finishing at that moment (the
+            // close of a client's connection, a task that prefers a loop) may schedule on a loop to the last; a
+            // loop shut down prints an error line for each, which is not a JSON log line (seen under a loaded CI).
             let eventLoops = ServerEventLoops.makeGroup(for: server)
-            // Once the listeners have closed; nothing waits for it but the process's exit.
-            defer { eventLoops.shutdownGracefully { _ in } }
             let sharedState: SharedState?
             do {
                 sharedState = try generation.configuration.sharedState.map {

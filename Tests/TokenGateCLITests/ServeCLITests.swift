@@ -149,12 +149,13 @@ import Darwin
     }
 }
 
-/// A listening TCP socket on 127.0.0.1 and a free port, held until `close()`.
+/// A TCP socket on 127.0.0.1 and a free port, held until `close()`: listening (connections wait, unanswered), or
+/// only bound (connections are refused, and no other process can take the port meanwhile).
 struct PortHolder {
     let descriptor: Int32
     let port: Int
 
-    init() throws {
+    init(listening: Bool = true) throws {
         #if canImport(Darwin)
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -166,7 +167,8 @@ struct PortHolder {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && listen(descriptor, 8) == 0 && getsockname(descriptor, pointer, &length) == 0
+                bind(descriptor, pointer, length) == 0 && (!listening || listen(descriptor, 8) == 0)
+                    && getsockname(descriptor, pointer, &length) == 0
             }
         }
         guard descriptor >= 0, bound else { throw CocoaError(.fileWriteUnknown) }

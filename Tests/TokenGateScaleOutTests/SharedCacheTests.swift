@@ -44,6 +44,9 @@ struct SharedCacheTests {
         try await ScaleOutFixture.with { fixture, _, replicas in
             let first = try await replicas[0].consumerToken("trip-1")
             #expect(first.status == 200)
+            // The token is stored while it goes to the caller: once it is there, an empty cache finds it.
+            let key = try #require(replicas[1].service.sharedState).tokenKey(TokenCacheKey(provider: ProviderID("acme-rides")!, context: .trip(ContextID("trip-1")!)))
+            #expect(try await eventually { try await replicas[0].service.sharedState!.store.value(at: key) != nil })
             let second = try await replicas[1].consumerToken("trip-1")
             #expect(second.status == 200)
             #expect(second.token == first.token)
@@ -51,7 +54,6 @@ struct SharedCacheTests {
             let scrape = try await replicas[1].scrape()
             #expect(scrape["tokengate_shared_cache_total", ["provider": "acme-rides", "outcome": "hit"]] == 1)
             // A token in Redis is sealed: the compact JWS is nowhere in the stored bytes.
-            let key = try #require(replicas[1].service.sharedState).tokenKey(TokenCacheKey(provider: ProviderID("acme-rides")!, context: .trip(ContextID("trip-1")!)))
             let stored = try await replicas[0].service.sharedState!.store.value(at: key)
             let bytes = try #require(stored)
             #expect(!String(decoding: bytes, as: UTF8.self).contains("eyJ"))

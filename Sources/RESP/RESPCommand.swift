@@ -11,16 +11,10 @@ public struct RESPCommand: Sendable, Hashable {
         self.arguments = arguments
     }
 
-    /// A command from text arguments (`["GET", "key"]`).
-    public init(_ arguments: [String]) { self.init(texts: [arguments], after: []) }
-
-    /// A command of `leading` and then the text arguments of each of `texts`, in order, built as
-    /// ``RESPCommandBuilder`` does.
-    init(texts: [[String]], after leading: [ByteBuffer]) {
-        var builder = RESPCommandBuilder(leading, capacity: texts.reduce(0) { $0 + $1.reduce(0) { $0 + $1.utf8.count } })
-        for group in texts {
-            for text in group { builder.append(text) }
-        }
+    /// A command from text arguments (`["GET", "key"]`), built as ``RESPCommandBuilder`` does.
+    public init(_ arguments: [String]) {
+        var builder = RESPCommandBuilder([], capacity: arguments.reduce(0) { $0 + $1.utf8.count })
+        for argument in arguments { builder.append(argument) }
         self = builder.command
     }
 

@@ -53,9 +53,11 @@ extension RESPScript {
         return builder.command
     }
 
-    /// `EVALSHA` of this script with `keyCount` keys, to append the keys to and then the arguments.
-    public func evalSHA(keyCount: Int, capacity: Int) -> RESPCommandBuilder {
-        var builder = RESPCommandBuilder([Self.evalSHAName, sha1Buffer], capacity: capacity + 8)
+    /// `EVALSHA` of this script with `keyCount` keys, to append the keys to and then the arguments; with `loading`,
+    /// `EVAL` of its source instead (which caches it on the server too).
+    public func evalSHA(keyCount: Int, capacity: Int, loading: Bool = false) -> RESPCommandBuilder {
+        let leading = loading ? [ByteBuffer(string: "EVAL"), ByteBuffer(string: source)] : [Self.evalSHAName, sha1Buffer]
+        var builder = RESPCommandBuilder(leading, capacity: capacity + 8)
         builder.append(Int64(keyCount))
         return builder
     }

@@ -113,13 +113,16 @@ public final class RedisSharedStore: SharedStore {
         if !sent { sendFromTask(checks) }
     }
 
-    /// ``send(_:)`` from a task, through `evalSHA` (which loads a script the server does not have).
+    /// ``send(_:)`` from a task, with `EVAL` when the server does not have the script (which loads it).
     private func sendFromTask(_ checks: [RedisLimitBatches.Check]) {
         Task {
-            let command = Self.script(for: checks)
             do {
                 let reply = try await refusals {
-                    try await client.evalSHA(script: command.script, keys: command.keys, args: command.args, deadline: deadline)
+                    do {
+                        return try await client.send(Self.command(for: checks), deadline: deadline)
+                    } catch let error as RESPError where error.serverCode == "NOSCRIPT" {
+                        return try await client.send(Self.command(for: checks, loading: true), deadline: deadline)
+                    }
                 }
                 Self.answer(checks, with: reply)
             } catch {
@@ -128,21 +131,13 @@ public final class RedisSharedStore: SharedStore {
         }
     }
 
-    /// The script for `checks`, with its keys and arguments.
-    private static func script(for checks: [RedisLimitBatches.Check]) -> (script: RESPScript, keys: [String], args: [String]) {
-        guard checks.count > 1 else {
-            return (RedisScripts.acquire, checks[0].buckets.map(\.key), acquireArguments(checks[0].buckets))
-        }
-        let keys = checks.flatMap { $0.buckets.map(\.key) }
-        let args = [String(checks.count)] + checks.flatMap { [String($0.buckets.count)] + acquireArguments($0.buckets) }
-        return (RedisScripts.acquireBatch, keys, args)
-    }
-
-    /// What ``script(for:)`` describes, written straight into one command.
-    private static func command(for checks: [RedisLimitBatches.Check]) -> RESPCommand {
+    /// One request's checks with ``RedisScripts/acquire``, more with ``RedisScripts/acquireBatch``, written straight
+    /// into one command (`EVAL` with `loading`).
+    private static func command(for checks: [RedisLimitBatches.Check], loading: Bool = false) -> RESPCommand {
         let buckets = checks.reduce(0) { $0 + $1.buckets.count }
         let batch = checks.count > 1
-        var command = (batch ? RedisScripts.acquireBatch : RedisScripts.acquire).evalSHA(keyCount: buckets, capacity: buckets * 100)
+        let script = batch ? RedisScripts.acquireBatch : RedisScripts.acquire
+        var command = script.evalSHA(keyCount: buckets, capacity: buckets * 100, loading: loading)
         for check in checks {
             for bucket in check.buckets { command.append(bucket.key) }
         }

@@ -18,6 +18,8 @@ let package = Package(
         // For the libFuzzer harnesses in Fuzz/, a package of their own: the parsers under test, without the HTTP stack.
         .library(name: "YAML", targets: ["YAML"]),
         .library(name: "TokenGateCore", targets: ["TokenGateCore"]),
+        // For backend plugins in other packages: the contract checks their tests run.
+        .library(name: "TokenBackendConformance", targets: ["TokenBackendConformance"]),
     ],
     traits: [
         // swift-otel does not compile under -sanitize=thread (two of its `sending` checks fail there only), so the
@@ -196,6 +198,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The contract every backend plugin meets, checked on a real instance: a plugin's tests run it (ours here, a
+        // third party's in its own package), so it needs nothing of the gateway beyond the plugin seam.
+        .target(
+            name: "TokenBackendConformance",
+            dependencies: [
+                "TokenGateCore", "JOSE",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Test support for the gateway: a manual clock, log capture, a real gateway on an ephemeral port.
         .target(
             name: "TokenGateTesting",
@@ -266,13 +279,16 @@ let package = Package(
         ),
         .testTarget(
             name: "StaticKeySignerTests",
-            dependencies: ["StaticKeySigner", "TokenGateCore", "JOSE", "TokenGateTesting", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "StaticKeySigner", "TokenBackendConformance", "TokenGateCore", "JOSE", "TokenGateTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "UpstreamHTTPProviderTests",
             dependencies: [
-                "UpstreamHTTPProvider", "TokenGateCore", "TokenGateTesting", "JOSE",
+                "UpstreamHTTPProvider", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -285,7 +301,7 @@ let package = Package(
         .testTarget(
             name: "GoogleIAMSignerTests",
             dependencies: [
-                "GoogleIAMSigner", "GoogleAuth", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
+                "GoogleIAMSigner", "TokenBackendConformance", "GoogleAuth", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -294,7 +310,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FileTokenSourceTests",
-            dependencies: ["FileTokenSource", "TokenGateCore", "JOSE", "TokenGateTesting", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "FileTokenSource", "TokenBackendConformance", "TokenGateCore", "JOSE", "TokenGateTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

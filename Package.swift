@@ -209,11 +209,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test support for the gateway: a manual clock, log capture, a real gateway on an ephemeral port.
+        // Test support, light: the manual clock, the log recorder and test timing; nothing but the core.
+        .target(
+            name: "TokenGateCoreTesting",
+            dependencies: ["TokenGateCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // Test support for the gateway (re-exports both light kits): a real gateway on an ephemeral port, the Google
+        // stand-in, haproxy, metrics scrapes.
         .target(
             name: "TokenGateTesting",
             dependencies: [
                 "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "StaticKeySigner", "JOSE", "RESP", "RESPTesting",
+                "TokenGateCoreTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

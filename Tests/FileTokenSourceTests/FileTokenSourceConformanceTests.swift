@@ -44,7 +44,7 @@ import TokenGateTesting
         let conformance = BackendConformance(
             factory: FileTokenSourceFactory(), section: section, directory: fixture.directory,
             invalidSection: (yaml: section.replacingOccurrences(of: "pollInterval: 10ms", with: "pollInterval: 1ms"), key: "pollInterval"),
-            clock: fixture.clock.clock, endWithin: TestTiming.bound(.seconds(5)))
+            clock: fixture.clock.gatewayClock, endWithin: TestTiming.bound(.seconds(5)))
         let violations = await conformance.violations()
         #expect(violations.isEmpty, "\(violations)")
     }

@@ -4,6 +4,7 @@ import JOSE
 import Logging
 import Testing
 import TokenGateCore
+import TokenGateTesting
 
 @Suite struct FileTokenSourceLoadTests {
     static let trip = TokenContext.trip(.id("trip-42"))
@@ -79,7 +80,7 @@ import TokenGateCore
         let source = try await fixture.makeSource(section)
         #expect(source.tokenCount == 1)
         #expect(try await source.issue(.with(Self.trip)).keyID == Fixture.account.privateKeyID)
-        #expect(fixture.logs.entries.contains { $0.metadata["reason"] == "wrong_issuer" })
+        #expect(fixture.logs.all.contains { $0.metadata["reason"] == "wrong_issuer" })
     }
 
     /// Tokens that must never be served, and the reason code each is skipped with.
@@ -133,13 +134,13 @@ import TokenGateCore
         #expect(try await source.issue(.with(.vehicle(.id("vehicle-7")))).compact == good)
         await #expect(throws: TokenGateError(.unknownTokenType, "")) { try await source.issue(.with(Self.trip)) }
 
-        let warnings = fixture.logs.entries.filter { $0.level == .warning }
+        let warnings = fixture.logs.all.filter { $0.level == .warning }
         #expect(warnings.count == 1)
         let warning = try #require(warnings.first)
         #expect(warning.metadata["reason"] == bad.reason)
         #expect(warning.metadata["entry"] == "consumer.trip-42")
         #expect(warning.metadata["location"]?.hasSuffix("tokens.yaml:2:12") == true, "\(warning.metadata)")
-        #expect(!fixture.logs.entries.contains { $0.text.contains(badToken) || $0.text.contains(good) })
+        #expect(!fixture.logs.all.contains { $0.text.contains(badToken) || $0.text.contains(good) })
     }
 
     @Test func skipsATokenFiledUnderAnIDTokenGateRefuses() async throws {
@@ -148,7 +149,7 @@ import TokenGateCore
         try fixture.write("consumer:\n  \"trip/42\": \(try Fixture.token(Self.trip))\ndriver:\n  vehicle-7: \(good)\n")
         let source = try await fixture.makeSource()
         #expect(source.tokenCount == 1)
-        #expect(fixture.logs.entries.first { $0.level == .warning }?.metadata["reason"] == "invalid_context")
+        #expect(fixture.logs.all.first { $0.level == .warning }?.metadata["reason"] == "invalid_context")
     }
 
     /// A file that holds tokens none of which can be served is an error, not an empty source that looks loaded.

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Testing
 import TokenGateCore
+import TokenGateTesting
 
 @Suite struct FileTokenSourceReloadTests {
     static let trip42 = TokenContext.trip(.id("trip-42"))
@@ -23,7 +24,7 @@ import TokenGateCore
         #expect(source.reloadIfChanged() == .reloaded(loaded: 1, skipped: []))
         #expect(try await source.issue(.with(Self.trip43)).compact == newToken)
         await #expect(throws: TokenGateError(.noTokenForContext, "")) { try await source.issue(.with(Self.trip42)) }
-        #expect(fixture.logs.entries.contains { $0.level == .info && $0.message == "reloaded pre-issued tokens" })
+        #expect(fixture.logs.all.contains { $0.level == .info && $0.message == "reloaded pre-issued tokens" })
     }
 
     @Test func seesARewriteOfTheSameSizeWithinTheSameSecond() async throws {
@@ -44,7 +45,7 @@ import TokenGateCore
         #expect(source.reloadIfChanged() == .unchanged)
         try fixture.write("consumer:\n  trip-42: \(token)\n")  // rewritten, same bytes
         #expect(source.reloadIfChanged() == .unchanged)
-        #expect(!fixture.logs.entries.contains { $0.message == "reloaded pre-issued tokens" })
+        #expect(!fixture.logs.all.contains { $0.message == "reloaded pre-issued tokens" })
     }
 
     @Test(arguments: [
@@ -66,7 +67,7 @@ import TokenGateCore
         #expect(reason.contains("\(fixture.directory)/tokens.yaml"), "\(reason)")
         #expect(try await source.issue(.with(Self.trip42)).compact == token)
         #expect(source.reloadIfChanged() == .failed(reason: reason))
-        let errors = fixture.logs.entries.filter { $0.level == .error }
+        let errors = fixture.logs.all.filter { $0.level == .error }
         #expect(errors.count == 1, "a file that stays broken is reported once")
         #expect(errors.first?.metadata["reason"] == reason)
 
@@ -94,7 +95,7 @@ import TokenGateCore
         #expect(skipped.map(\.reason.rawValue) == ["wrong_context"])
         #expect(skipped.first?.keyPath == "consumer.trip-43")
         #expect(skipped.first?.location == "\(fixture.directory)/tokens.yaml:3:12")
-        #expect(!fixture.logs.entries.contains { $0.text.contains(wrong) })
+        #expect(!fixture.logs.all.contains { $0.text.contains(wrong) })
     }
 
     @Test func waitsForContentThatReadsTheSameTwiceWhenAskedTo() async throws {

@@ -7,64 +7,6 @@ import Testing
 import TokenGateCore
 import TokenGateTesting
 
-/// A wall clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let seconds: Mutex<Int64>
-
-    init(_ start: Int64) { seconds = Mutex(start) }
-
-    var now: Int64 { seconds.withLock { $0 } }
-
-    func advance(to value: Int64) { seconds.withLock { $0 = value } }
-
-    var clock: TokenGateClock {
-        TokenGateClock(wallSeconds: { self.now }, monotonicNanoseconds: { 0 })
-    }
-}
-
-/// Collects log entries, and streams them so a test can await one instead of sleeping.
-final class LogRecorder: Sendable {
-    struct Entry: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-
-        /// Everything the entry says, for "never logs a token" checks.
-        var text: String { ([message] + metadata.map { "\($0.key)=\($0.value)" }).joined(separator: " ") }
-    }
-
-    private let stored = Mutex<[Entry]>([])
-    let stream: AsyncStream<Entry>
-    private let continuation: AsyncStream<Entry>.Continuation
-
-    init() { (stream, continuation) = AsyncStream.makeStream(of: Entry.self) }
-
-    var entries: [Entry] { stored.withLock { $0 } }
-
-    var logger: Logger { Logger(label: "file-token-source-test") { _ in Handler(recorder: self) } }
-
-    fileprivate func record(_ entry: Entry) {
-        stored.withLock { $0.append(entry) }
-        continuation.yield(entry)
-    }
-
-    private struct Handler: LogHandler {
-        let recorder: LogRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            recorder.record(Entry(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
-        }
-    }
-}
-
 /// A scratch directory with a verification JWKS, a signing service account and a token file.
 struct Fixture {
     static let start: Int64 = 1_800_000_000
@@ -74,7 +16,7 @@ struct Fixture {
     )
 
     let directory: String
-    let clock = ManualClock(Fixture.start)
+    let clock = ManualClock(wallSeconds: Fixture.start)
     let logs = LogRecorder()
 
     init() throws {
@@ -131,7 +73,7 @@ struct Fixture {
                 provider: ProviderID("acme-rides")!,
                 section: try self.section(section),
                 audience: FleetEngineToken.defaultAudience,
-                clock: clock.clock,
+                clock: clock.gatewayClock,
                 logger: logs.logger
             )
         )

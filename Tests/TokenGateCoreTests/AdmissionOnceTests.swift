@@ -9,14 +9,14 @@ import TokenGateTesting
 /// admission, and the full path finishes it on the generation that admitted it (a reload in between does not
 /// re-judge it), while every later request is judged by the new generation.
 @Suite struct AdmissionOnceTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
     let assembler: GatewayAssembler
     let directory: String
 
     init() throws {
         let logger = Logger(label: "admission") { _ in SwiftLogNoOpLogHandler() }
         assembler = GatewayAssembler(
-            registry: BackendRegistry([SigningTestFactory()]), environment: [:], clock: clock.clock, logger: logger,
+            registry: BackendRegistry([SigningTestFactory()]), environment: [:], clock: clock.gatewayClock, logger: logger,
             jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
         directory = try TemporaryDirectory(prefix: "admission").path
     }
@@ -42,7 +42,7 @@ import TokenGateTesting
     @Test func aMissHandedOnFinishesOnTheGenerationThatAdmittedIt() async throws {
         let first = try await generation(apiKey: "tg_old_key")
         let service = TokenService(
-            generation: first, formatter: { _ in TokenOnlyFormat() }, clock: clock.clock,
+            generation: first, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock,
             logger: Logger(label: "admission") { _ in SwiftLogNoOpLogHandler() })
         guard case .needsFullPath(let admission) = service.cachedToken(for: Self.query("tg_old_key")) else {
             Issue.record("an empty cache must hand the request on")

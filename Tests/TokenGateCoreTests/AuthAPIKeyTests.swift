@@ -1,12 +1,13 @@
 import JOSE
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct AuthAPIKeyTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
 
     private func authenticator(_ clients: [ClientConfig]) -> CallerAuthenticator {
-        CallerAuthenticator(provider: AuthFixtures.acme, clients: clients, clock: clock.clock)
+        CallerAuthenticator(provider: AuthFixtures.acme, clients: clients, clock: clock.gatewayClock)
     }
 
     private func threeClients() throws -> CallerAuthenticator {

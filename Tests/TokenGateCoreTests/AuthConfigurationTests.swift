@@ -2,10 +2,11 @@ import Foundation
 import JOSE
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct AuthConfigurationTests {
     @Test func clientsParsedFromYAMLAuthenticateAndAuthorize() throws {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         let idp = try TestIdentityProvider()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-\(UInt64.random(in: 0...UInt64.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -34,12 +35,12 @@ import Testing
         let file = ConfigFile(path: directory.appendingPathComponent("config.yaml").path, environment: environment)
         let configuration = try ConfigurationParser().parse(ConfigNode.parse(Array(yaml.utf8), file: file))
         let settings = try #require(configuration.providers[AuthFixtures.acme])
-        let acme = CallerAuthenticator(provider: AuthFixtures.acme, clients: settings.clients, clock: clock.clock)
+        let acme = CallerAuthenticator(provider: AuthFixtures.acme, clients: settings.clients, clock: clock.gatewayClock)
 
         let dispatch = try acme.authenticate(authorization: "Bearer tg_dispatch")
         try acme.authorize(dispatch, for: .fleet)
 
-        let token = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
+        let token = try idp.sessionToken(now: clock.now, ["trips": ["trip-1"]])
         let rider = try acme.authenticate(authorization: "Bearer " + token)
         try acme.authorize(rider, for: AuthFixtures.trip("trip-1"))
         #expect(authError { try acme.authorize(rider, for: AuthFixtures.trip("trip-2")) }?.code == .forbidden)
@@ -47,11 +48,11 @@ import Testing
     }
 
     @Test func aCallerOfOneProviderIsForbiddenAtAnother() throws {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         let acme = CallerAuthenticator(
-            provider: AuthFixtures.acme, clients: [try AuthFixtures.apiKeyClient("acme-backend", key: "tg_acme")], clock: clock.clock)
+            provider: AuthFixtures.acme, clients: [try AuthFixtures.apiKeyClient("acme-backend", key: "tg_acme")], clock: clock.gatewayClock)
         let zoom = CallerAuthenticator(
-            provider: AuthFixtures.zoom, clients: [try AuthFixtures.apiKeyClient("zoom-backend", key: "tg_zoom")], clock: clock.clock)
+            provider: AuthFixtures.zoom, clients: [try AuthFixtures.apiKeyClient("zoom-backend", key: "tg_zoom")], clock: clock.gatewayClock)
         let caller = try acme.authenticate(authorization: "Bearer tg_acme")
         #expect(authError { try zoom.authorize(caller, for: AuthFixtures.trip("trip-1")) }?.code == .forbidden)
     }

@@ -51,36 +51,6 @@ final class ScriptedJWKSFetcher: JWKSFetcher {
     }
 }
 
-/// Keeps every log message (with its metadata), so tests can check what a failure says and that it leaks nothing.
-final class RecordedLogs: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    var all: [String] { lines.withLock { $0 } }
-
-    var logger: Logger {
-        Logger(label: "jwks-test") { _ in Handler(logs: self) }
-    }
-
-    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
-
-    private struct Handler: LogHandler {
-        let logs: RecordedLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            let rendered = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            logs.append("\(event.level) \(event.message) \(rendered)")
-        }
-    }
-}
-
 extension TestIdentityProvider {
     /// A jwt client whose keys come from `keySet` (a `jwksUrl:` client).
     func remoteClient(_ keySet: RemoteKeySet, name: String = "rider-app") -> ClientConfig {

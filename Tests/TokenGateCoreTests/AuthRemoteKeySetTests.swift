@@ -8,8 +8,8 @@ import TokenGateTesting
 @Suite(.timeLimit(.minutes(5))) struct AuthRemoteKeySetTests {
     static let url = "https://idp.acme.test/.well-known/jwks.json"
 
-    let clock = ManualTestClock()
-    let logs = RecordedLogs()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
+    let logs = LogRecorder()
     let idp: TestIdentityProvider
     let fetcher: ScriptedJWKSFetcher
     let keySet: RemoteKeySet
@@ -18,9 +18,9 @@ import TokenGateTesting
     init() throws {
         idp = try TestIdentityProvider()
         fetcher = try ScriptedJWKSFetcher(serving: idp.jwks)
-        keySet = RemoteKeySet(url: JWKSURL(checked: Self.url), fetcher: fetcher, clock: clock.clock, logger: logs.logger)
+        keySet = RemoteKeySet(url: JWKSURL(checked: Self.url), fetcher: fetcher, clock: clock.gatewayClock, logger: logs.logger)
         callers = CallerAuthenticator(
-            provider: AuthFixtures.acme, clients: [idp.remoteClient(keySet)], clock: clock.clock, keySets: [keySet])
+            provider: AuthFixtures.acme, clients: [idp.remoteClient(keySet)], clock: clock.gatewayClock, keySets: [keySet])
     }
 
     private func authenticate(_ token: String) throws -> AuthenticatedCaller {
@@ -32,7 +32,7 @@ import TokenGateTesting
     }
 
     private func token(signedBy signer: TestIdentityProvider? = nil) throws -> String {
-        try (signer ?? idp).sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
+        try (signer ?? idp).sessionToken(now: clock.now, ["trips": ["trip-1"]])
     }
 
     @Test func sessionTokensAreRefusedUntilTheFirstFetchThenAccepted() async throws {
@@ -122,7 +122,7 @@ import TokenGateTesting
         fetcher.answer(.body(Array(broken.utf8)))
         await keySet.refresh()
 
-        let lines = logs.all
+        let lines = logs.lines
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("warning JWKS not refreshed: fetching the JWKS failed: connection refused; no keys yet"))
         #expect(lines[0].contains("jwks_url=\(Self.url)"))

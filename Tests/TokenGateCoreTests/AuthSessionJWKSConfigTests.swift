@@ -2,6 +2,7 @@ import JOSE
 import Logging
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct AuthSessionJWKSConfigTests {
     static let prefix = """
@@ -114,7 +115,7 @@ import Testing
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let fetcher = ScriptedJWKSFetcher(.failure("never called"))
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: ManualTestClock().clock,
+            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: ManualClock(wallSeconds: 1_700_000_000).gatewayClock,
             logger: logger, jwksFetcher: fetcher)
         let generation = try await assembler.build(bytes: Array(text.utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
         #expect(generation.keySets.keySets.keys.sorted() == ["https://id.test/jwks", "https://id.test/web-jwks"])

@@ -1,9 +1,10 @@
 import JOSE
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct AuthSessionMemoTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
     let idp: TestIdentityProvider
 
     init() throws {
@@ -11,11 +12,11 @@ import Testing
     }
 
     private func authenticator(limit: Int = 100) -> CallerAuthenticator {
-        CallerAuthenticator(provider: AuthFixtures.acme, clients: [idp.client()], clock: clock.clock, sessionMemoLimit: limit)
+        CallerAuthenticator(provider: AuthFixtures.acme, clients: [idp.client()], clock: clock.gatewayClock, sessionMemoLimit: limit)
     }
 
     private func token(_ trip: String = "trip-1", lifetime: Int64 = 600) throws -> String {
-        try idp.sessionToken(now: clock.wallSeconds, lifetime: lifetime, ["trips": .array([.string(trip)])])
+        try idp.sessionToken(now: clock.now, lifetime: lifetime, ["trips": .array([.string(trip)])])
     }
 
     @Test func repeatAuthenticationOfAVerifiedTokenCostsNoSignatureCheck() throws {
@@ -47,7 +48,7 @@ import Testing
 
     @Test func failuresAreNeverRemembered() throws {
         let callers = authenticator()
-        let header = "Bearer " + (try idp.sessionToken(now: clock.wallSeconds, audience: "someone-else"))
+        let header = "Bearer " + (try idp.sessionToken(now: clock.now, audience: "someone-else"))
         for _ in 0..<3 {
             #expect(authError { _ = try callers.authenticate(authorization: header) }?.code == .unauthenticated)
         }

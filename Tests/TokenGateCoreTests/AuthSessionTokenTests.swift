@@ -1,19 +1,20 @@
 import JOSE
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct AuthSessionTokenTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
     let idp: TestIdentityProvider
     let callers: CallerAuthenticator
 
     init() throws {
         idp = try TestIdentityProvider()
-        callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [idp.client()], clock: clock.clock)
+        callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [idp.client()], clock: clock.gatewayClock)
     }
 
     private func token(_ claims: JSONObject = ["trips": ["trip-1", "trip-2"]]) throws -> String {
-        try idp.sessionToken(now: clock.wallSeconds, claims)
+        try idp.sessionToken(now: clock.now, claims)
     }
 
     private func unauthenticatedReason(_ token: String) -> String? {
@@ -72,7 +73,7 @@ import Testing
     @Test func serverTokensAreNeverVendedToASessionTokenClientEvenIfGranted() throws {
         // The parser refuses this grant; a hand-built configuration must not get around it.
         let client = idp.client(allow: [.server: .claim("trips"), .consumer: .anyContext])
-        let callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [client], clock: clock.clock)
+        let callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [client], clock: clock.gatewayClock)
         let caller = try callers.authenticate(authorization: "Bearer " + token(["trips": ["*", "trip-1"]]))
         #expect(authError { try callers.authorize(caller, for: .fleet) }?.code == .forbidden)
         #expect(authError { try callers.authorize(caller, for: AuthFixtures.trip("trip-1")) }?.code == .forbidden)
@@ -80,27 +81,27 @@ import Testing
 
     @Test func wrongIssuerIsUnauthenticated() throws {
         let stranger = try TestIdentityProvider(issuer: "https://evil.test/")
-        let reason = unauthenticatedReason(try stranger.sessionToken(now: clock.wallSeconds))
+        let reason = unauthenticatedReason(try stranger.sessionToken(now: clock.now))
         #expect(reason?.contains("issuer no jwt client") == true)
         #expect(reason?.contains("evil") == false)
     }
 
     @Test func sameIssuerOtherKeyIsUnauthenticated() throws {
         let impostor = try TestIdentityProvider(keyID: "idp-1")
-        #expect(unauthenticatedReason(try impostor.sessionToken(now: clock.wallSeconds))?.contains("bad_signature") == true)
+        #expect(unauthenticatedReason(try impostor.sessionToken(now: clock.now))?.contains("bad_signature") == true)
         let unknownKid = try TestIdentityProvider(keyID: "idp-2")
-        #expect(unauthenticatedReason(try unknownKid.sessionToken(now: clock.wallSeconds))?.contains("unknown_kid") == true)
+        #expect(unauthenticatedReason(try unknownKid.sessionToken(now: clock.now))?.contains("unknown_kid") == true)
     }
 
     @Test func wrongAudienceIsUnauthenticated() throws {
-        let token = try idp.sessionToken(now: clock.wallSeconds, audience: "acme-driver-app")
+        let token = try idp.sessionToken(now: clock.now, audience: "acme-driver-app")
         #expect(unauthenticatedReason(token) == "session token rejected (rider-app: wrong_audience)")
     }
 
     @Test func expiredTokenIsUnauthenticatedOnceTheLeewayIsOver() throws {
-        let token = try idp.sessionToken(now: clock.wallSeconds - 3600, lifetime: 3600)
+        let token = try idp.sessionToken(now: clock.now - 3600, lifetime: 3600)
         _ = try callers.authenticate(authorization: "Bearer " + token)  // exactly at exp: inside the 30 s leeway
-        let late = try idp.sessionToken(now: clock.wallSeconds - 3631, lifetime: 3600)
+        let late = try idp.sessionToken(now: clock.now - 3631, lifetime: 3600)
         #expect(unauthenticatedReason(late)?.contains("expired") == true)
     }
 
@@ -122,7 +123,7 @@ import Testing
         let header = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
         let claims: JSONObject = [
             "iss": .string(idp.issuer), "aud": .string(TestIdentityProvider.audience),
-            "exp": .integer(clock.wallSeconds + 600), "trips": ["trip-1"],
+            "exp": .integer(clock.now + 600), "trips": ["trip-1"],
         ]
         let payload = Base64URL.encode(JSON.serialize(.object(claims)))
         for signature in ["", "AAAA"] {
@@ -132,25 +133,25 @@ import Testing
 
     @Test func hs256SignedWithThePublicKeyIsRejected() throws {
         let rsa = try TestIdentityProvider(.rs256, keyID: "rsa-1")
-        let callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [rsa.client()], clock: clock.clock)
+        let callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [rsa.client()], clock: clock.gatewayClock)
         // The classic confusion: the attacker knows the public key and uses its bytes as an HMAC secret.
         let secret = Array(try rsa.key.publicKeyPEM().utf8)
         let forger = try JWSKey.hmac(secret: secret, algorithm: .hs256, keyID: "rsa-1")
         let claims: JSONObject = [
             "iss": .string(rsa.issuer), "aud": .string(TestIdentityProvider.audience),
-            "exp": .integer(clock.wallSeconds + 600), "trips": ["trip-1"],
+            "exp": .integer(clock.now + 600), "trips": ["trip-1"],
         ]
         let forged = try JWSSigner(key: forger).sign(claims: claims)
         let error = authError { _ = try callers.authenticate(authorization: "Bearer " + forged) }
         #expect(error?.code == .unauthenticated)
         #expect(error?.reason.contains("alg_not_allowed") == true)
         // The genuine RS256 token of the same IdP passes.
-        _ = try callers.authenticate(authorization: "Bearer " + rsa.sessionToken(now: clock.wallSeconds))
+        _ = try callers.authenticate(authorization: "Bearer " + rsa.sessionToken(now: clock.now))
     }
 
     @Test func revokedSessionClientIsUnauthenticated() throws {
         let callers = CallerAuthenticator(
-            provider: AuthFixtures.acme, clients: [idp.client(isRevoked: true)], clock: clock.clock)
+            provider: AuthFixtures.acme, clients: [idp.client(isRevoked: true)], clock: clock.gatewayClock)
         let error = authError { _ = try callers.authenticate(authorization: "Bearer " + token()) }
         #expect(error?.reason == "revoked client rider-app")
         #expect(callers.sessionMemoCount == 0)
@@ -159,15 +160,15 @@ import Testing
     @Test func clientsSharingAnIssuerAreTriedByAudience() throws {
         let rider = idp.client()
         let driver = idp.client(name: "driver-app", audiences: ["acme-driver-app"], allow: [.driver: .claim("vehicle")])
-        let callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [rider, driver], clock: clock.clock)
-        let token = try idp.sessionToken(now: clock.wallSeconds, audience: "acme-driver-app", ["vehicle": "car-1"])
+        let callers = CallerAuthenticator(provider: AuthFixtures.acme, clients: [rider, driver], clock: clock.gatewayClock)
+        let token = try idp.sessionToken(now: clock.now, audience: "acme-driver-app", ["vehicle": "car-1"])
         let caller = try callers.authenticate(authorization: "Bearer " + token)
         #expect(caller.name == "driver-app")
         try callers.authorize(caller, for: AuthFixtures.vehicle("car-1"))
     }
 
     @Test func reasonsNeverContainTheToken() throws {
-        let token = try idp.sessionToken(now: clock.wallSeconds, audience: "other")
+        let token = try idp.sessionToken(now: clock.now, audience: "other")
         let reason = try #require(unauthenticatedReason(token))
         for part in token.split(separator: ".") { #expect(!reason.contains(part)) }
     }

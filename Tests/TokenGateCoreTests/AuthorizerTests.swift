@@ -2,6 +2,7 @@ import JOSE
 import Synchronization
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 /// An authorizer transport in memory: answers from a script, records every question, and can hold answers back until
 /// a test opens the gate.
@@ -36,7 +37,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
     static let trip = AuthFixtures.trip("trip-1")
     static let url = "https://auth.acme.test/can?subject={subject}&client={client}&trip={tripId}"
 
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
     let metrics = GatewayMetrics().provider(AuthFixtures.acme, tokenTypes: [.consumer], hasAuthorizer: true)
 
     func authorizer(
@@ -49,8 +50,8 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         ]
         return ProviderAuthorizer(
             provider: Self.acme, clients: clients, transport: transport, metrics: metrics,
-            answers: AuthorizerDecisionCache(clock: clock.clock, maxEntries: maxEntries),
-            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.clock, metrics: .none))
+            answers: AuthorizerDecisionCache(clock: clock.gatewayClock, maxEntries: maxEntries),
+            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.gatewayClock, metrics: .none))
     }
 
     static func rider(_ subject: String? = "user-1") -> AuthenticatedCaller {
@@ -199,8 +200,8 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         let pathAuthorizer = ProviderAuthorizer(
             provider: Self.acme,
             clients: [ClientConfig(name: "rider-app", credential: .apiKey(sha256: []), allow: [.consumer: .anyContext], authorizer: settings)],
-            transport: transport, metrics: metrics, answers: AuthorizerDecisionCache(clock: clock.clock),
-            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.clock, metrics: .none))
+            transport: transport, metrics: metrics, answers: AuthorizerDecisionCache(clock: clock.gatewayClock),
+            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.gatewayClock, metrics: .none))
         #expect(await outcome(pathAuthorizer, Self.rider("..")) == .forbidden)
         #expect(transport.calls == 0)
     }
@@ -230,7 +231,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         var withAuthorizer = idp.client(name: "rider-app", allow: [.consumer: .anyContext])
         withAuthorizer.authorizer = settings
         let without = idp.client(name: "other-app", allow: [.consumer: .anyContext])
-        let authenticator = CallerAuthenticator(provider: Self.acme, clients: [withAuthorizer, without], clock: clock.clock)
+        let authenticator = CallerAuthenticator(provider: Self.acme, clients: [withAuthorizer, without], clock: clock.gatewayClock)
         try authenticator.authorize(Self.rider(), for: Self.trip)
         // Never the fleet, even with a grant made by hand.
         let fleet = AuthenticatedCaller(provider: Self.acme, name: "rider-app", kind: .sessionToken, subject: "u", grants: [.server: .anyContext])

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 
 @testable import TokenGateCore
+import TokenGateTesting
 
 /// The guard around a provider's backend calls: its breaker on a hand-moved clock, its queue in real time (short).
 @Suite struct BackendGuardTests {
@@ -13,14 +14,14 @@ import Testing
     }
 
     static func makeGuard(
-        _ clock: ManualTestClock, maxConcurrentCalls: Int = 64, queueTimeout: Duration = .seconds(1),
+        _ clock: ManualClock, maxConcurrentCalls: Int = 64, queueTimeout: Duration = .seconds(1),
         breaker: CircuitBreakerSettings? = CircuitBreakerSettings()
     ) -> BackendGuard {
         var settings = BackendGuardSettings()
         settings.maxConcurrentCalls = maxConcurrentCalls
         settings.queueTimeout = queueTimeout
         settings.circuitBreaker = breaker
-        return BackendGuard(.backend, settings: settings, clock: clock.clock, metrics: .none)
+        return BackendGuard(.backend, settings: settings, clock: clock.gatewayClock, metrics: .none)
     }
 
     /// The error the guard itself threw, or nil when it ran the call (whatever the call did).
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func fiveFailuresInARowOpenTheCircuitWhichRefusesAtOnceThenLetsOneProbeThrough() async throws {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         let callGuard = Self.makeGuard(clock)
         for _ in 0..<4 { #expect(await Self.refusal(callGuard, failing: true) == nil) }
         #expect(callGuard.circuit.state == .closed)
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func whileTheProbeIsOutEveryOtherCallIsRefused() async throws {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         var breaker = CircuitBreakerSettings()
         breaker.consecutiveFailures = 1
         let callGuard = Self.makeGuard(clock, breaker: breaker)
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func aFailureRatioOverTheWindowOpensItWithoutAnUnbrokenRun() async throws {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         var breaker = CircuitBreakerSettings()
         breaker.minimumCalls = 10
         breaker.failureRatio = 0.5
@@ -105,7 +106,7 @@ import Testing
     }
 
     @Test func answersAboutTheRequestAreNotFailures() async throws {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         let callGuard = Self.makeGuard(clock)
         for code in [TokenGateError.Code.noTokenForContext, .forbidden, .contextEnded, .noTokenForContext, .forbidden, .unknownTokenType] {
             await #expect(throws: TokenGateError.self) { try await callGuard.run { throw TokenGateError(code, "an answer") } }
@@ -118,19 +119,19 @@ import Testing
     }
 
     @Test func aReturnedValueTheCallerCallsAFailureCounts() async throws {
-        let callGuard = Self.makeGuard(ManualTestClock())
+        let callGuard = Self.makeGuard(ManualClock(wallSeconds: 1_700_000_000))
         for _ in 0..<5 { _ = try await callGuard.run({ "no answer" }, failed: { $0 == "no answer" }) }
         #expect(callGuard.circuit.state == .open)
     }
 
     @Test func withTheBreakerOffFailuresNeverRefuseACall() async throws {
-        let callGuard = Self.makeGuard(ManualTestClock(), breaker: nil)
+        let callGuard = Self.makeGuard(ManualClock(wallSeconds: 1_700_000_000), breaker: nil)
         for _ in 0..<50 { #expect(await Self.refusal(callGuard, failing: true) == nil) }
         #expect(callGuard.circuit.state == .closed)
     }
 
     @Test func pastTheCapACallWaitsItsQueueTimeoutThenIsRefused() async throws {
-        let callGuard = Self.makeGuard(ManualTestClock(), maxConcurrentCalls: 2, queueTimeout: .milliseconds(200))
+        let callGuard = Self.makeGuard(ManualClock(wallSeconds: 1_700_000_000), maxConcurrentCalls: 2, queueTimeout: .milliseconds(200))
         let release = AsyncStream<Void>.makeStream()
         let held = (0..<2).map { _ in Task { try await callGuard.run { for await _ in release.stream {} } } }
         try await yieldUntil { callGuard.inFlight == 2 }
@@ -148,7 +149,7 @@ import Testing
 
     @Test func aSlotThatComesFreeGoesToTheLongestWaiting() async throws {
         // A queue timeout no loaded run reaches: the slot must come from the call that finishes.
-        let callGuard = Self.makeGuard(ManualTestClock(), maxConcurrentCalls: 1, queueTimeout: .seconds(600))
+        let callGuard = Self.makeGuard(ManualClock(wallSeconds: 1_700_000_000), maxConcurrentCalls: 1, queueTimeout: .seconds(600))
         let release = AsyncStream<Void>.makeStream()
         let held = Task { try await callGuard.run { for await _ in release.stream {} } }
         try await yieldUntil { callGuard.inFlight == 1 }
@@ -170,7 +171,7 @@ import Testing
         var breaker = CircuitBreakerSettings()
         breaker.consecutiveFailures = 1
         // A queue timeout no loaded run reaches: the refusal must come from the breaker.
-        let callGuard = Self.makeGuard(ManualTestClock(), maxConcurrentCalls: 1, queueTimeout: .seconds(600), breaker: breaker)
+        let callGuard = Self.makeGuard(ManualClock(wallSeconds: 1_700_000_000), maxConcurrentCalls: 1, queueTimeout: .seconds(600), breaker: breaker)
         let release = AsyncStream<Void>.makeStream()
         let failing = Task {
             try await callGuard.run {
@@ -190,7 +191,7 @@ import Testing
     }
 
     @Test func aCancelledWaiterLeavesTheLine() async throws {
-        let callGuard = Self.makeGuard(ManualTestClock(), maxConcurrentCalls: 1, queueTimeout: .seconds(600))
+        let callGuard = Self.makeGuard(ManualClock(wallSeconds: 1_700_000_000), maxConcurrentCalls: 1, queueTimeout: .seconds(600))
         let release = AsyncStream<Void>.makeStream()
         let held = Task { try await callGuard.run { for await _ in release.stream {} } }
         try await yieldUntil { callGuard.inFlight == 1 }

@@ -1,5 +1,6 @@
 import Synchronization
 import TokenGateCore
+import TokenGateTesting
 
 struct TestToken: Expiring, Equatable {
     var serial: Int
@@ -43,10 +44,10 @@ final class TestTokenSource: Sendable {
         var gate: AsyncGate?
     }
 
-    private let clock: ManualTestClock
+    private let clock: ManualClock
     private let settings = Mutex(Settings())
 
-    init(clock: ManualTestClock) { self.clock = clock }
+    init(clock: ManualClock) { self.clock = clock }
 
     var calls: Int { settings.withLock { $0.calls } }
 
@@ -75,6 +76,6 @@ final class TestTokenSource: Sendable {
         try Task.checkCancellation()  // the shared fetch must never see a waiter's cancellation
         let (isFailing, lifetime) = settings.withLock { ($0.isFailing, $0.lifetime) }
         if isFailing { throw TestBackendError(attempt: attempt) }
-        return TestToken(serial: attempt, expiresAt: clock.wallSeconds + lifetime)
+        return TestToken(serial: attempt, expiresAt: clock.now + lifetime)
     }
 }

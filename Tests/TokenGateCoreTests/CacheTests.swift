@@ -1,14 +1,15 @@
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct CacheTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
     let source: TestTokenSource
 
     init() { source = TestTokenSource(clock: clock) }
 
     func makeCache(maxEntries: Int = 100) -> TokenCache<String, TestToken> {
-        TokenCache(policy: TokenCachePolicy(maxEntries: maxEntries), clock: clock.clock)
+        TokenCache(policy: TokenCachePolicy(maxEntries: maxEntries), clock: clock.gatewayClock)
     }
 
     func get(_ cache: TokenCache<String, TestToken>, _ key: String = "trip-1") async throws -> (
@@ -32,11 +33,11 @@ import Testing
     @Test func aCallerWithABoundIsNeverServedALaterExpiryAndItsFetchReplacesIt() async throws {
         let cache = makeCache()
         let open = try await get(cache)
-        let bound = clock.wallSeconds + 900
+        let bound = clock.now + 900
         // The hour-long token is not served to a caller bounded at 15 minutes: its own fetch (which honours the
         // bound) replaces it, for every caller.
         let bounded = try await cache.value(for: "trip-1", notAfter: bound) { [source, clock] in
-            TestToken(serial: 100 + source.calls, expiresAt: min(clock.wallSeconds + 3_600, bound))
+            TestToken(serial: 100 + source.calls, expiresAt: min(clock.now + 3_600, bound))
         }
         #expect(bounded.outcome == .miss)
         #expect(bounded.value.expiresAt == bound)
@@ -62,7 +63,7 @@ import Testing
         }
         #expect(source.calls == 1)
         #expect(results.count == 100)
-        #expect(results.allSatisfy { $0.value == TestToken(serial: 1, expiresAt: clock.wallSeconds + 3_600) })
+        #expect(results.allSatisfy { $0.value == TestToken(serial: 1, expiresAt: clock.now + 3_600) })
         #expect(results.allSatisfy { $0.outcome == .miss })
     }
 
@@ -112,7 +113,7 @@ import Testing
         #expect(source.calls == 2)
         let refreshed = try await get(cache)
         #expect(refreshed.outcome == .hit)
-        #expect(refreshed.value == TestToken(serial: 2, expiresAt: clock.wallSeconds + 3_600))
+        #expect(refreshed.value == TestToken(serial: 2, expiresAt: clock.now + 3_600))
         #expect(source.calls == 2)
     }
 
@@ -175,7 +176,7 @@ import Testing
         // Then the backend is asked again: back, it answers with a fresh token.
         clock.advance(by: .seconds(1))
         source.isFailing = false
-        #expect(try await get(cache) == (TestToken(serial: 3, expiresAt: clock.wallSeconds + 3_600), .miss))
+        #expect(try await get(cache) == (TestToken(serial: 3, expiresAt: clock.now + 3_600), .miss))
     }
 
     @Test func belowTheStaleFloorAFailingBackendFailsTheRequest() async throws {
@@ -194,7 +195,7 @@ import Testing
         clock.advance(by: .seconds(3_600 - 200))
         #expect(try await get(cache).outcome == .miss)
         // With the floor at minRemaining, nothing below minRemaining is ever served.
-        let strict = TokenCache<String, TestToken>(policy: TokenCachePolicy(staleIfErrorFloor: .seconds(300)), clock: clock.clock)
+        let strict = TokenCache<String, TestToken>(policy: TokenCachePolicy(staleIfErrorFloor: .seconds(300)), clock: clock.gatewayClock)
         _ = try await get(strict)
         clock.advance(by: .seconds(3_600 - 200))
         source.isFailing = true
@@ -222,14 +223,14 @@ import Testing
         #expect(try await get(cache) == (old, .refreshingAhead))
         await cache.waitForRefreshes()
         #expect(source.calls == 3)
-        #expect(try await get(cache) == (TestToken(serial: 3, expiresAt: clock.wallSeconds + 3_600), .hit))
+        #expect(try await get(cache) == (TestToken(serial: 3, expiresAt: clock.now + 3_600), .hit))
     }
 
     @Test func aFetchedTokenBelowMinRemainingGoesToItsWaitersButIsNotCached() async throws {
         let cache = makeCache()
         source.lifetime = 120
         let first = try await get(cache)
-        #expect(first == (TestToken(serial: 1, expiresAt: clock.wallSeconds + 120), .miss))
+        #expect(first == (TestToken(serial: 1, expiresAt: clock.now + 120), .miss))
         #expect(cache.count == 0)
         #expect(try await get(cache).value.serial == 2)
     }
@@ -300,7 +301,7 @@ import Testing
 
         gate.open()
         for waiter in waiters.dropFirst() {
-            #expect(try await waiter.value == (TestToken(serial: 1, expiresAt: clock.wallSeconds + 3_600), .miss))
+            #expect(try await waiter.value == (TestToken(serial: 1, expiresAt: clock.now + 3_600), .miss))
         }
         #expect(source.calls == 1)
         #expect(cache.count == 1)
@@ -332,7 +333,7 @@ import Testing
 /// Refresh-ahead jitter: each entry starts its refresh somewhere in the first part of the window, never earlier
 /// than `refreshBefore` and never past `minRemaining`.
 @Suite struct CacheRefreshJitterTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
     let source: TestTokenSource
 
     init() { source = TestTokenSource(clock: clock) }
@@ -341,7 +342,7 @@ import Testing
         // Window 600 s → 300 s; refreshes start between 600 s and 400 s before expiry.
         let cache = TokenCache<String, TestToken>(
             policy: TokenCachePolicy(minRemaining: .seconds(300), refreshBefore: .seconds(600), refreshJitter: .seconds(200)),
-            clock: clock.clock)
+            clock: clock.gatewayClock)
         let keys = (0..<60).map { "trip-\($0)" }
         for key in keys { _ = try await cache.value(for: key) { [source] in try await source.fetch() } }
         func outcomes() async throws -> [TokenCacheOutcome] {

@@ -1,5 +1,6 @@
 import Testing
 import TokenGateCore
+import TokenGateTesting
 
 @Suite struct ClockTests {
     @Test func systemMonotonicClockNeverGoesBackwards() {
@@ -19,9 +20,9 @@ import TokenGateCore
     }
 
     @Test func manualClockAdvancesBothReadings() {
-        let manual = ManualTestClock(wallSeconds: 100, monotonicNanoseconds: 5)
+        let manual = ManualClock(wallSeconds: 100, monotonicNanoseconds: 5)
         manual.advance(by: .milliseconds(2_500))
-        #expect(manual.clock.wallSeconds() == 102)
-        #expect(manual.clock.monotonicNanoseconds() == 2_500_000_005)
+        #expect(manual.gatewayClock.wallSeconds() == 102)
+        #expect(manual.gatewayClock.monotonicNanoseconds() == 2_500_000_005)
     }
 }

@@ -1,9 +1,10 @@
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct DistinctContextCounterTests {
     // A whole hour, so windows line up with the test's arithmetic.
-    let clock = ManualTestClock(wallSeconds: 1_800_000_000)
+    let clock = ManualClock(wallSeconds: 1_800_000_000)
     static let acme = ProviderID("acme-rides")!
 
     static func caller(_ name: String, subject: String? = nil) -> AuthenticatedCaller {
@@ -13,7 +14,7 @@ import Testing
     static func trip(_ id: String) -> TokenContext { .trip(ContextID(id)!) }
     static func vehicle(_ id: String) -> TokenContext { .vehicle(ContextID(id)!) }
 
-    func counter(_ limits: DistinctContextLimits) -> DistinctContextCounter { DistinctContextCounter(limits, clock: clock.clock) }
+    func counter(_ limits: DistinctContextLimits) -> DistinctContextCounter { DistinctContextCounter(limits, clock: clock.gatewayClock) }
 
     @Test func newContextsPastTheCapAreRefusedUntilTheWindowEndsAndCountedOnesAreFree() {
         let counter = counter(DistinctContextLimits(perCaller: .init(count: 2, windowSeconds: 3_600)))
@@ -51,7 +52,7 @@ import Testing
 
     @Test func callersAreBoundedLeastRecentlyUsedFirstOut() {
         let limits = DistinctContextLimits(perCaller: .init(count: 1, windowSeconds: 3_600))
-        let counter = DistinctContextCounter(limits, clock: clock.clock, maxCallers: 2)
+        let counter = DistinctContextCounter(limits, clock: clock.gatewayClock, maxCallers: 2)
         for name in ["a", "b", "c", "d"] { #expect(counter.admit(Self.trip("t1"), for: Self.caller(name)) == .allowed) }
         #expect(counter.trackedCallers == 2)
     }

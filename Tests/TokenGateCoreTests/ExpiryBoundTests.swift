@@ -9,13 +9,13 @@ import TokenGateTesting
 /// that fetches tokens whose lifetime another server chose, as the test backend here does) gets its token refused,
 /// never handed out nor cached.
 @Suite struct ExpiryBoundTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
 
     @Test func aTokenPastTheAuthorizersBoundIsRefusedAndNeverCached() async throws {
-        let until = clock.wallSeconds + 900
+        let until = clock.now + 900
         let transport = ScriptedAuthorizerTransport(status: 200, body: #"{"allowed": true, "until": \#(until)}"#)
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([SigningTestFactory()]), environment: [:], clock: clock.clock,
+            registry: BackendRegistry([SigningTestFactory()]), environment: [:], clock: clock.gatewayClock,
             logger: Logger(label: "bound") { _ in SwiftLogNoOpLogHandler() }, jwksFetcher: ScriptedJWKSFetcher(.failure("none")),
             authorizerTransport: transport)
         let digest = HexBytes.encode(try Digest.sha256(Array("tg_bound_key".utf8)))
@@ -34,7 +34,7 @@ import TokenGateTesting
         let generation = try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory + "/config.yaml", environment: [:]))
         let service = TokenService(
-            generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.clock,
+            generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock,
             logger: Logger(label: "bound") { _ in SwiftLogNoOpLogHandler() })
         let query = TokenQuery(
             providerID: "acme-rides", tokenType: "consumer", parameters: ["tripId": "trip-1"], authorization: "Bearer tg_bound_key")

@@ -12,7 +12,7 @@ import TokenGateTesting
 @Suite struct FailedAuthLockoutTests {
     static let goodKey = "tg_good_key"
 
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
     let idp: TestIdentityProvider
     let service: TokenService
 
@@ -36,12 +36,12 @@ import TokenGateTesting
                     allow: { consumer: { claim: trips } }
             """
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: clock.clock,
+            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: clock.gatewayClock,
             logger: Logger(label: "lockout", factory: { _ in SwiftLogNoOpLogHandler() }), jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
         let generation = try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory.appendingPathComponent("config.yaml").path, environment: [:]))
         service = TokenService(
-            generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.clock,
+            generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock,
             logger: Logger(label: "lockout", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 
@@ -75,11 +75,11 @@ import TokenGateTesting
             for _ in 0..<4 { #expect(await outcome("Bearer \(Self.goodKey)", peer: peer) == .backendError) }
         }
         // A session token never seen costs a signature check: done for a peer with no failures…
-        let token = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"]])
+        let token = try idp.sessionToken(now: clock.now, ["trips": ["trip-1"]])
         #expect(await outcome("Bearer \(token)", peer: 2) == .backendError)
         #expect(verifications == 1)
         // …shed for one of the failing peers while the provider's allowance is spent; once remembered, it passes.
-        let another = try idp.sessionToken(now: clock.wallSeconds, ["trips": ["trip-1"], "sub": "rider-2"])
+        let another = try idp.sessionToken(now: clock.now, ["trips": ["trip-1"], "sub": "rider-2"])
         #expect(await outcome("Bearer \(another)", peer: 10) == .rateLimited)
         #expect(verifications == 1)
         #expect(await outcome("Bearer \(token)", peer: 10) == .backendError)

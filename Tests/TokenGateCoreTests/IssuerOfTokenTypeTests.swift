@@ -46,7 +46,7 @@ import TokenGateTesting
     }
 
     func outcome(issuer: String?) async throws -> TokenGateError.Code? {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let digest = HexBytes.encode(try Digest.sha256(Array("tg_key".utf8)))
         let yaml = """
@@ -57,10 +57,10 @@ import TokenGateTesting
                   - { name: app, type: api-key, keySha256: \(digest), allow: { consumer: any } }
             """
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([MisissuingFactory(issuer: issuer)]), environment: [:], clock: clock.clock, logger: logger,
+            registry: BackendRegistry([MisissuingFactory(issuer: issuer)]), environment: [:], clock: clock.gatewayClock, logger: logger,
             jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
         let generation = try await assembler.build(bytes: Array(yaml.utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
-        let service = TokenService(generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.clock, logger: logger)
+        let service = TokenService(generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock, logger: logger)
         do {
             _ = try await service.token(
                 for: TokenQuery(providerID: "acme-rides", tokenType: "consumer", parameters: ["tripId": "t-1"], authorization: "Bearer tg_key"))

@@ -1,13 +1,14 @@
 import Testing
 @testable import TokenGateCore
+import TokenGateTesting
 
 @Suite struct RateLimiterTests {
-    let clock = ManualTestClock()
+    let clock = ManualClock(wallSeconds: 1_700_000_000)
 
     func makeLimiter(_ limit: RateLimit = RateLimit(count: 600, per: .seconds(60), burst: 50), maxKeys: Int = 1_000)
         -> RateLimiter<String>
     {
-        RateLimiter(limit: limit, maxKeys: maxKeys, clock: clock.clock)
+        RateLimiter(limit: limit, maxKeys: maxKeys, clock: clock.gatewayClock)
     }
 
     @Test func allowsTheBurstThenLimitsWithRetryAfterOneInterval() {

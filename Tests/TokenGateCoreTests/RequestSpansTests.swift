@@ -16,10 +16,10 @@ import Tracing
     let service: TokenService
 
     init() async throws {
-        let clock = ManualTestClock()
+        let clock = ManualClock(wallSeconds: 1_700_000_000)
         let logger = Logger(label: "spans") { _ in SwiftLogNoOpLogHandler() }
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([SigningTestFactory(failing: ["trip-down"])]), environment: [:], clock: clock.clock, logger: logger,
+            registry: BackendRegistry([SigningTestFactory(failing: ["trip-down"])]), environment: [:], clock: clock.gatewayClock, logger: logger,
             jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
         let digest = HexBytes.encode(try Digest.sha256(Array(Self.apiKey.utf8)))
         let yaml = """
@@ -32,7 +32,7 @@ import Tracing
         let directory = try TemporaryDirectory(prefix: "spans").path
         let generation = try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory + "/config.yaml", environment: [:]), previous: nil)
-        service = TokenService(generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.clock, tracer: tracer, logger: logger)
+        service = TokenService(generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock, tracer: tracer, logger: logger)
     }
 
     /// Runs one request under a server span, as the HTTP face does; returns that span's ID and every span ended.

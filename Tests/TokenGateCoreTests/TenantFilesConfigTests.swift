@@ -90,7 +90,7 @@ import TokenGateTesting
         try directory.write("providers.d/c.yaml", Self.tenant("good-fleet"))
         let path = try directory.write("config.yaml", "providers:\n  include: providers.d/*.yaml\n")
         let assembler = GatewayAssembler(
-            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: ManualTestClock().clock,
+            registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: ManualClock(wallSeconds: 1_700_000_000).gatewayClock,
             logger: .init(label: "test"), jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
         await #expect(throws: ConfigError.self) { try await assembler.build(path: path) }
         let check = await assembler.check(path: path)

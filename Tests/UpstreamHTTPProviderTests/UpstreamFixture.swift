@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import Testing
 import TokenGateCore
+import TokenGateTesting
 @testable import UpstreamHTTPProvider
 
 /// One test's world: a scripted upstream, a client configured as the gateway configures it, a signing key the
@@ -19,7 +20,7 @@ struct UpstreamFixture: Sendable {
     let signer: ServiceAccountKey
     let monotonic = Locked<UInt64>(1_000_000_000)
     let sleeps = Locked<[Duration]>([])
-    let logs = LogCapture()
+    let logs = LogRecorder()
 
     /// Runs `body` with a fresh fixture and tears it down afterwards, whatever happens.
     static func run(_ body: (UpstreamFixture) async throws -> Void) async throws {
@@ -121,39 +122,5 @@ enum TestKeys {
     /// A private key other than the signer's, under `keyID` (`index` picks one of two distinct keys).
     static func other(_ index: Int = 0, keyID: String) throws -> JWSKey {
         try JWSKey.pem(try spares[index].privateKeyPEM(), algorithm: .rs256, keyID: keyID)
-    }
-}
-
-/// Collects log events so tests can see what was logged (and what was not).
-final class LogCapture: Sendable {
-    struct Entry: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: Logger.Metadata
-    }
-
-    let entries = Mutex<[Entry]>([])
-
-    var logger: Logger {
-        Logger(label: "upstream-test") { _ in Handler(capture: self) }
-    }
-
-    func all() -> [Entry] { entries.withLock { $0 } }
-
-    private struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var metadataProvider: Logger.MetadataProvider?
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: merged)) }
-        }
     }
 }

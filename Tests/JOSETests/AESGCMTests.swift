@@ -72,16 +72,5 @@ struct AESGCMTests {
         }
     }
 
-    static func bytes(hex text: String) -> [UInt8]? {
-        guard text.utf8.count.isMultiple(of: 2) else { return nil }
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
-    }
+    static func bytes(hex text: String) -> [UInt8]? { HexBytes.decode(text) }
 }

@@ -3,12 +3,7 @@ import Testing
 
 /// Digests against the FIPS 180-2 appendix vectors, not only against themselves.
 @Suite struct DigestTests {
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])
-        }.joined()
-    }
+    static func hex(_ bytes: [UInt8]) -> String { HexBytes.encode(bytes) }
 
     @Test(arguments: [
         ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),

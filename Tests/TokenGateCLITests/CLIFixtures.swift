@@ -33,10 +33,7 @@ enum CLIFixtures {
     }
 
     /// Lower-case hex, as `keySha256` is written.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
-    }
+    static func hex(_ bytes: [UInt8]) -> String { HexBytes.encode(bytes) }
 
     /// The JSON output of `verify-token --json`, parsed.
     static func verdict(_ result: CLIResult, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONObject {

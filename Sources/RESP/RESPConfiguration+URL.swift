@@ -1,3 +1,5 @@
+import JOSE
+
 extension RESPConfiguration {
     /// Parses `redis://[user[:password]@]host[:port][/db]`, or `rediss://…` for TLS with the system's trust roots.
     /// User name and password are percent-decoded; IPv6 hosts go in brackets (`redis://[::1]:6379`). A password
@@ -74,7 +76,7 @@ extension RESPConfiguration {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue)
+            guard let high = iterator.next().flatMap(HexBytes.digitValue), let low = iterator.next().flatMap(HexBytes.digitValue)
             else { throw .invalidPercentEncoding }
             bytes.append(high << 4 | low)
         }
@@ -83,14 +85,5 @@ extension RESPConfiguration {
 
     private static func isDigits(_ text: Substring) -> Bool {
         !text.isEmpty && text.utf8.count <= 9 && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,3 +1,4 @@
+import JOSE
 import TokenGateCore
 
 /// The token route's query string, parsed with the request limits applied as it goes.
@@ -62,18 +63,9 @@ enum QueryParameters {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            guard let high = iterator.next().flatMap(HexBytes.digitValue), let low = iterator.next().flatMap(HexBytes.digitValue) else { return nil }
             bytes.append(high << 4 | low)
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -8,7 +8,7 @@ public enum HexBytes {
         bytes.reserveCapacity(digits.count / 2)
         var index = 0
         while index < digits.count {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            guard let high = digitValue(digits[index]), let low = digitValue(digits[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
@@ -27,7 +27,8 @@ public enum HexBytes {
         return String(decoding: output, as: UTF8.self)
     }
 
-    private static func value(_ digit: UInt8) -> UInt8? {
+    /// The value of one hex digit (either case), or `nil`: also what percent-decoding reads.
+    public static func digitValue(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

@@ -1,12 +1,13 @@
 import Dispatch
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
 import TokenGateCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One external signing program: started per signature, fed the signing input, read for the signature.
 struct SigningCommand: Sendable {
@@ -64,8 +65,8 @@ struct SigningCommand: Sendable {
 
         func stop(because reason: StopReason) {
             stopped.withLock { $0 = $0 ?? reason }
-            // SIGKILL: `tokengate serve` handles SIGTERM through a dispatch source, so it sets SIGTERM to SIG_IGN,
-            // and a child inherits that across exec.
+            // SIGKILL: a program stuck past its deadline gets no say, and SIGTERM may not reach it (started from
+            // the test process, where SIGTERM is blocked, a `sleep` outlived `terminate()`).
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
 

@@ -44,7 +44,8 @@ public struct GoogleIAMSigner: TokenBackend {
 
     public var summary: String {
         let signing = settings.serviceAccounts.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) as \($0.value)" }
-        return "IAM signJwt at \(settings.iamCredentials) with \(iam.credentials.summary); lifetime \(settings.lifetimes.describe(for: Set(settings.serviceAccounts.keys))); "
+        return
+            "IAM signJwt at \(settings.iamCredentials) with \(iam.credentials.summary); lifetime \(settings.lifetimes.describe(for: Set(settings.serviceAccounts.keys))); "
             + signing.joined(separator: ", ")
     }
 
@@ -58,7 +59,8 @@ public struct GoogleIAMSigner: TokenBackend {
         var findings: [OnlineFinding] = []
         do {
             let token = try await iam.credentials.accessToken()
-            findings.append(OnlineFinding(subject: "credentials", isOK: true, message: "\(iam.credentials.summary): access token until \(token.expiresAt)"))
+            findings.append(
+                OnlineFinding(subject: "credentials", isOK: true, message: "\(iam.credentials.summary): access token until \(token.expiresAt)"))
         } catch {
             return [OnlineFinding(subject: "credentials", isOK: false, message: "\(iam.credentials.summary): \(error)")]
         }

@@ -38,7 +38,8 @@ public struct GoogleIAMSignerFactory: TokenBackendFactory {
         let iam = IAMCredentialsClient(
             client: httpClient, baseURL: settings.iamCredentials, credentials: credentials, delegates: settings.delegates)
         return GoogleIAMSigner(
-            settings: settings, iam: iam, health: SignerHealth(credentialsSummary: credentials.summary, accounts: settings.accounts), audience: context.audience,
+            settings: settings, iam: iam, health: SignerHealth(credentialsSummary: credentials.summary, accounts: settings.accounts),
+            audience: context.audience,
             clock: context.clock, metrics: metrics, logger: context.logger)
     }
 }

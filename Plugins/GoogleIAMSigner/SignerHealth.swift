@@ -25,7 +25,12 @@ final class SignerHealth: Sendable {
         self.accounts = accounts
     }
 
-    func obtainedAccessToken() { state.withLock { $0.hasAccessToken = true; $0.lastCredentialsFailure = nil } }
+    func obtainedAccessToken() {
+        state.withLock {
+            $0.hasAccessToken = true
+            $0.lastCredentialsFailure = nil
+        }
+    }
 
     func credentialsFailed(_ reason: String) { state.withLock { $0.lastCredentialsFailure = reason } }
 

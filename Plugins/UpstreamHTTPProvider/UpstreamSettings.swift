@@ -3,7 +3,10 @@ import TokenGateCore
 /// A provider's `upstream-http` backend section, validated. Built only by the factory; the backend only reads it.
 struct UpstreamSettings: Sendable {
     /// `GET` sends everything in the URL; `POST` also sends a JSON body.
-    enum Method: String, Sendable, CaseIterable { case get = "GET", post = "POST" }
+    enum Method: String, Sendable, CaseIterable {
+        case get = "GET"
+        case post = "POST"
+    }
 
     var url: UpstreamURL
     var method: Method = .get

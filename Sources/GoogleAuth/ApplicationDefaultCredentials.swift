@@ -37,7 +37,8 @@ public enum ApplicationDefaultCredentials {
         credentialsFile: String?, environment: [String: String], endpoints: GoogleEndpoints, http: GoogleHTTP
     ) throws(GoogleAuthError) -> any TokenFetcher {
         if let credentialsFile {
-            return try CredentialsFileLoader(endpoints: endpoints, http: http).fetcher(path: credentialsFile, origin: "credentialsFile \(credentialsFile)")
+            return try CredentialsFileLoader(endpoints: endpoints, http: http).fetcher(
+                path: credentialsFile, origin: "credentialsFile \(credentialsFile)")
         }
         if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
             // Set but unreadable is an error, as in Google's libraries: silently falling through would pick other
@@ -48,7 +49,8 @@ public enum ApplicationDefaultCredentials {
         if let path = gcloudFile(environment), CredentialsFile.exists(path) {
             return try CredentialsFileLoader(endpoints: endpoints, http: http).fetcher(path: path, origin: "gcloud \(path)")
         }
-        let host = endpoints.metadataHost ?? environment["GCE_METADATA_HOST"].flatMap { $0.isEmpty ? nil : $0 }
+        let host =
+            endpoints.metadataHost ?? environment["GCE_METADATA_HOST"].flatMap { $0.isEmpty ? nil : $0 }
             ?? MetadataServerFetcher.defaultHost
         guard SafeURL.isPlausibleHost(host) else {
             throw GoogleAuthError(.configuration, "the metadata host (GCE_METADATA_HOST) is not host[:port]")

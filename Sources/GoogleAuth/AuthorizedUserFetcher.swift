@@ -26,8 +26,10 @@ struct AuthorizedUserFetcher: TokenFetcher {
         let issuedAt = Int64(Date().timeIntervalSince1970)
         let request = GoogleRequest.form(
             tokenURI,
-            [("grant_type", "refresh_token"), ("client_id", clientID), ("client_secret", clientSecret),
-             ("refresh_token", refreshToken)],
+            [
+                ("grant_type", "refresh_token"), ("client_id", clientID), ("client_secret", clientSecret),
+                ("refresh_token", refreshToken),
+            ],
             what: "the OAuth token endpoint \(tokenURI)", secrets: [clientSecret, refreshToken]
         )
         return try await http.send(request, deadline: deadline).oauthToken(issuedAt: issuedAt)

@@ -19,7 +19,8 @@ struct CredentialsFileLoader: Sendable {
         case "external_account":
             let federation = try ExternalAccountFetcher(fields, http: http, origin: origin)
             guard let url = try fields.optionalURL("service_account_impersonation_url") else { return federation }
-            let lifetime = try fields.optionalObject("service_account_impersonation")?
+            let lifetime =
+                try fields.optionalObject("service_account_impersonation")?
                 .optionalInteger("token_lifetime_seconds", in: 600...43_200) ?? 3600
             return ImpersonationFetcher(source: federation, url: url, delegates: [], lifetimeSeconds: lifetime, http: http, origin: origin)
         case "impersonated_service_account":

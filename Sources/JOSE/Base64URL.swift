@@ -32,7 +32,8 @@ public enum Base64URL {
                 var index = 0
                 while index < bytes.count {
                     let remaining = bytes.count - index
-                    let chunk = UInt32(bytes[index]) << 16 | UInt32(remaining > 1 ? bytes[index + 1] : 0) << 8
+                    let chunk =
+                        UInt32(bytes[index]) << 16 | UInt32(remaining > 1 ? bytes[index + 1] : 0) << 8
                         | UInt32(remaining > 2 ? bytes[index + 2] : 0)
                     output[written] = alphabet[Int(chunk >> 18 & 0x3F)]
                     output[written + 1] = alphabet[Int(chunk >> 12 & 0x3F)]

@@ -1,5 +1,5 @@
-public import NIOCore
 import JOSE
+public import NIOCore
 
 /// A Lua script and its SHA-1, the name under which the server caches it (`EVALSHA`).
 public struct RESPScript: Sendable, Hashable {

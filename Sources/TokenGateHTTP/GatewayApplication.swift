@@ -1,11 +1,11 @@
+import Foundation
 public import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import Foundation
-public import NIOCore
-public import NIOPosix
-import NIOHTTP1
 public import Logging
+public import NIOCore
+import NIOHTTP1
+public import NIOPosix
 public import TokenGateCore
 
 /// Builds the HTTP applications that serve a token service: the public one and the operator's admin one.

@@ -3,11 +3,11 @@ import Metrics
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// First on the listening socket's pipeline: caps open connections and reports accept failures.

@@ -29,11 +29,14 @@ public final class HAProxyServer: Sendable {
     ) async throws -> Result {
         let directory = try TemporaryDirectory(prefix: "haproxy")
         defer { directory.remove() }
-        return try await LoopbackServer.with("haproxy", start: { port in
-            let configuration = "\(directory.path)/haproxy.cfg"
-            try Self.configuration(port: port, backendPort: backendPort, mode: mode).write(toFile: configuration, atomically: true, encoding: .utf8)
-            return try await start(port: port, configuration: configuration, log: "\(directory.path)/haproxy.log")
-        }, stop: { await $0.stop() }, body)
+        return try await LoopbackServer.with(
+            "haproxy",
+            start: { port in
+                let configuration = "\(directory.path)/haproxy.cfg"
+                try Self.configuration(port: port, backendPort: backendPort, mode: mode).write(
+                    toFile: configuration, atomically: true, encoding: .utf8)
+                return try await start(port: port, configuration: configuration, log: "\(directory.path)/haproxy.log")
+            }, stop: { await $0.stop() }, body)
     }
 
     static func configuration(port: Int, backendPort: Int, mode: Mode) -> String {
@@ -87,7 +90,12 @@ public final class HAProxyServer: Sendable {
 
     /// Kills the process and waits for it to end (as ``RedisServer/stop()``: SIGTERM is blocked in the test process).
     public func stop() async {
-        guard let process = self.process.withLock({ current in defer { current = nil }; return current }), process.isRunning else { return }
+        guard
+            let process = self.process.withLock({ current in
+                defer { current = nil }
+                return current
+            }), process.isRunning
+        else { return }
         kill(process.processIdentifier, SIGKILL)
         while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }

@@ -27,4 +27,3 @@ public struct MetricsScrape: Sendable {
         return series[..<open] + "{" + labels.joined(separator: ",") + "}"
     }
 }
-

@@ -2,19 +2,19 @@ import Dispatch
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 
-private func closeDescriptor(_ descriptor: Int32) { _ = Glibc.close(descriptor) }
-private func sendBytes(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
-    Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-}
+    private func closeDescriptor(_ descriptor: Int32) { _ = Glibc.close(descriptor) }
+    private func sendBytes(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+    }
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 
-private func closeDescriptor(_ descriptor: Int32) { _ = Darwin.close(descriptor) }
-private func sendBytes(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
-    Darwin.send(descriptor, bytes.baseAddress, bytes.count, 0)
-}
+    private func closeDescriptor(_ descriptor: Int32) { _ = Darwin.close(descriptor) }
+    private func sendBytes(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        Darwin.send(descriptor, bytes.baseAddress, bytes.count, 0)
+    }
 #endif
 
 /// A plain TCP connection to 127.0.0.1, for what an HTTP client library will not send: malformed requests, missing
@@ -119,14 +119,14 @@ private final class BlockingSocket: @unchecked Sendable {  // confined to its Ra
 
     init(port: Int, source: UInt32?, timeout: Duration) throws {
         #if canImport(Darwin)
-        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #else
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #endif
         guard descriptor >= 0 else { throw RawConnection.Failure(description: "socket: errno \(errno)") }
         #if canImport(Darwin)
-        var one: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+            var one: Int32 = 1
+            setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
         var time = timeval()
         time.tv_sec = .init(timeout.components.seconds)

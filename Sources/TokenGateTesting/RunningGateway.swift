@@ -1,9 +1,9 @@
 import AsyncHTTPClient
-import NIOHTTP1
 import Foundation
 public import JOSE
 public import Logging
 import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
 public import TokenGateCore
 public import TokenGateHTTP
@@ -157,7 +157,8 @@ public struct RunningGateway: Sendable {
             if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 20)
-            return GatewayResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))
+            return GatewayResponse(
+                status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Array(buffer: body))
         }
     }
 }

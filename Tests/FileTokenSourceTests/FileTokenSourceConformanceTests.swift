@@ -1,5 +1,5 @@
-import Foundation
 import FileTokenSource
+import Foundation
 import JOSE
 import Testing
 import TokenBackendConformance

@@ -31,15 +31,16 @@ import TokenGateTesting
         }
     }
 
-    @Test(arguments: [
-        ("unknown type", [("type", JSONValue.string("gdch_service_account"))], "\"type\""),
-        ("no type", [("type", nil)], "\"type\""),
-        ("no client_email", [("client_email", nil)], "\"client_email\""),
-        ("no private_key", [("private_key", nil)], "\"private_key\""),
-        ("key not a string", [("private_key", .integer(1))], "\"private_key\""),
-        ("garbage key", [], "\"private_key\""),
-        ("http token_uri", [("token_uri", .string("http://oauth.example.com/token"))], "\"token_uri\""),
-    ] as [(String, [(String, JSONValue?)], String)])
+    @Test(
+        arguments: [
+            ("unknown type", [("type", JSONValue.string("gdch_service_account"))], "\"type\""),
+            ("no type", [("type", nil)], "\"type\""),
+            ("no client_email", [("client_email", nil)], "\"client_email\""),
+            ("no private_key", [("private_key", nil)], "\"private_key\""),
+            ("key not a string", [("private_key", .integer(1))], "\"private_key\""),
+            ("garbage key", [], "\"private_key\""),
+            ("http token_uri", [("token_uri", .string("http://oauth.example.com/token"))], "\"token_uri\""),
+        ] as [(String, [(String, JSONValue?)], String)])
     func serviceAccountFile(_ case: String, changes: [(String, JSONValue?)], field: String) async throws {
         try await TemporaryDirectory.with { directory in
             let path = try writeJSON(directory, "sa.json", edited(Self.serviceAccount, changes))
@@ -49,18 +50,26 @@ import TokenGateTesting
         }
     }
 
-    @Test(arguments: [
-        ("no audience", [("audience", nil)], "\"audience\""),
-        ("no credential_source", [("credential_source", nil)], "\"credential_source\""),
-        ("aws source", [("credential_source", .object(["environment_id": "aws1"]))], "\"credential_source.environment_id\""),
-        ("bad format", [("credential_source", .object(["file": "/t", "format": .object(["type": "xml"])]))], "\"credential_source.format.type\""),
-        ("json without field", [("credential_source", .object(["file": "/t", "format": .object(["type": "json"])]))],
-         "\"credential_source.format.subject_token_field_name\""),
-        ("http token_url", [("token_url", .string("http://sts.example.com/v1/token"))], "\"token_url\""),
-        ("http source url", [("credential_source", .object(["url": "http://10.0.0.1/token"]))], "\"credential_source.url\""),
-        ("http impersonation", [("service_account_impersonation_url", .string("http://iam.example.com/x:generateAccessToken"))],
-         "\"service_account_impersonation_url\""),
-    ] as [(String, [(String, JSONValue?)], String)])
+    @Test(
+        arguments: [
+            ("no audience", [("audience", nil)], "\"audience\""),
+            ("no credential_source", [("credential_source", nil)], "\"credential_source\""),
+            ("aws source", [("credential_source", .object(["environment_id": "aws1"]))], "\"credential_source.environment_id\""),
+            (
+                "bad format", [("credential_source", .object(["file": "/t", "format": .object(["type": "xml"])]))],
+                "\"credential_source.format.type\""
+            ),
+            (
+                "json without field", [("credential_source", .object(["file": "/t", "format": .object(["type": "json"])]))],
+                "\"credential_source.format.subject_token_field_name\""
+            ),
+            ("http token_url", [("token_url", .string("http://sts.example.com/v1/token"))], "\"token_url\""),
+            ("http source url", [("credential_source", .object(["url": "http://10.0.0.1/token"]))], "\"credential_source.url\""),
+            (
+                "http impersonation", [("service_account_impersonation_url", .string("http://iam.example.com/x:generateAccessToken"))],
+                "\"service_account_impersonation_url\""
+            ),
+        ] as [(String, [(String, JSONValue?)], String)])
     func externalAccountFile(_ case: String, changes: [(String, JSONValue?)], field: String) async throws {
         try await TemporaryDirectory.with { directory in
             let path = try writeJSON(directory, "external.json", edited(Self.external, changes))
@@ -81,11 +90,14 @@ import TokenGateTesting
 
     @Test func impersonatedWithUnsupportedSource() async throws {
         try await TemporaryDirectory.with { directory in
-            let path = try writeJSON(directory, "imp.json", [
-                "type": "impersonated_service_account",
-                "service_account_impersonation_url": "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/x@p.iam.gserviceaccount.com:generateAccessToken",
-                "source_credentials": .object(Self.external),
-            ])
+            let path = try writeJSON(
+                directory, "imp.json",
+                [
+                    "type": "impersonated_service_account",
+                    "service_account_impersonation_url":
+                        "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/x@p.iam.gserviceaccount.com:generateAccessToken",
+                    "source_credentials": .object(Self.external),
+                ])
             let error = configurationError(path)
             #expect(error?.message.contains(path) == true)
             #expect(error?.message.contains("\"source_credentials.type\"") == true)

@@ -44,7 +44,8 @@ extension GoogleStandIn {
 
     /// Registers the OAuth client and user, writes the authorized_user file (no token_uri), returns its path.
     func exportAuthorizedUser(refreshToken: String = Fixture.refreshToken) async throws -> String {
-        let state = try await control(#"""
+        let state = try await control(
+            #"""
             {"authorizedUsers": [{"clientId": "\#(Fixture.clientID)", "clientSecret": "\#(Fixture.clientSecret)",
               "refreshToken": "\#(refreshToken)", "email": "\#(Fixture.userEmail)", "exportFile": true}]}
             """#)

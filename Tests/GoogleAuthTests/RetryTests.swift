@@ -46,11 +46,13 @@ import TokenGateTesting
             defer { directory.remove() }
             let keyFile = try await standIn.exportKeyFile(Fixture.keyAccount)
             try await standIn.register(Fixture.impersonated)
-            let file = try writeJSON(directory, "impersonated.json", [
-                "type": "impersonated_service_account",
-                "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
-                "source_credentials": .object(try readObject(keyFile)),
-            ])
+            let file = try writeJSON(
+                directory, "impersonated.json",
+                [
+                    "type": "impersonated_service_account",
+                    "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
+                    "source_credentials": .object(try readObject(keyFile)),
+                ])
             let error = await tokenError(try resolve(file: file))
             #expect(error?.kind == .refused(status: 403))
             #expect(error?.message.contains("Permission 'iam.serviceAccounts.getAccessToken' denied") == true)

@@ -64,17 +64,20 @@ import TokenGateTesting
             let directory = try TemporaryDirectory(prefix: "wif")
             defer { directory.remove() }
             let subjectFile = try directory.write("token", "k8s-projected-token-1\n")
-            try await standIn.control(#"{"workloadProviders": [{"audience": "\#(Fixture.audience)", "subjects": {"k8s-projected-token-1": "pod-a"}}]}"#)
+            try await standIn.control(
+                #"{"workloadProviders": [{"audience": "\#(Fixture.audience)", "subjects": {"k8s-projected-token-1": "pod-a"}}]}"#)
             try await standIn.register(Fixture.impersonated)
             try await standIn.register(Fixture.target)
             try await standIn.grant(Fixture.poolPrincipalPrefix + "pod-a", [Fixture.impersonated])
             try await standIn.grant(Fixture.impersonated, [Fixture.target])
-            let file = try writeJSON(directory, "external.json", [
-                "type": "external_account", "audience": .string(Fixture.audience),
-                "subject_token_type": .string(Fixture.jwtType), "token_url": .string("\(standIn.baseURL)/v1/token"),
-                "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
-                "credential_source": .object(["file": .string(subjectFile), "format": .object(["type": "text"])]),
-            ])
+            let file = try writeJSON(
+                directory, "external.json",
+                [
+                    "type": "external_account", "audience": .string(Fixture.audience),
+                    "subject_token_type": .string(Fixture.jwtType), "token_url": .string("\(standIn.baseURL)/v1/token"),
+                    "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
+                    "credential_source": .object(["file": .string(subjectFile), "format": .object(["type": "text"])]),
+                ])
             let credentials = try resolve(file: file)
             #expect(credentials.summary.contains(Fixture.impersonated))
             let token = try await credentials.accessToken()
@@ -92,19 +95,25 @@ import TokenGateTesting
         try await GoogleStandIn.with { standIn in
             let directory = try TemporaryDirectory(prefix: "wif")
             defer { directory.remove() }
-            try await standIn.control(#"{"workloadProviders": [{"audience": "\#(Fixture.audience)", "subjects": {"\#(Fixture.metadataAccount)": "vm-b"}}]}"#)
+            try await standIn.control(
+                #"{"workloadProviders": [{"audience": "\#(Fixture.audience)", "subjects": {"\#(Fixture.metadataAccount)": "vm-b"}}]}"#)
             try await standIn.register(Fixture.target)
             try await standIn.grant(Fixture.poolPrincipalPrefix + "vm-b", [Fixture.target])
             let base = "\(standIn.baseURL)/computeMetadata/v1/instance/service-accounts/default"
-            let source: JSONObject = json
-                ? ["url": .string("\(base)/?recursive=true"), "headers": .object(["Metadata-Flavor": "Google"]),
-                   "format": .object(["type": "json", "subject_token_field_name": "email"])]
+            let source: JSONObject =
+                json
+                ? [
+                    "url": .string("\(base)/?recursive=true"), "headers": .object(["Metadata-Flavor": "Google"]),
+                    "format": .object(["type": "json", "subject_token_field_name": "email"]),
+                ]
                 : ["url": .string("\(base)/email"), "headers": .object(["Metadata-Flavor": "Google"])]
-            let file = try writeJSON(directory, "external.json", [
-                "type": "external_account", "audience": .string(Fixture.audience),
-                "subject_token_type": .string(Fixture.jwtType), "token_url": .string("\(standIn.baseURL)/v1/token"),
-                "credential_source": .object(source),
-            ])
+            let file = try writeJSON(
+                directory, "external.json",
+                [
+                    "type": "external_account", "audience": .string(Fixture.audience),
+                    "subject_token_type": .string(Fixture.jwtType), "token_url": .string("\(standIn.baseURL)/v1/token"),
+                    "credential_source": .object(source),
+                ])
             let token = try await resolve(file: file).accessToken()
             #expect(try await standIn.signJwtStatus(for: Fixture.target, with: token) == 200)
             #expect(try await standIn.lastPrincipal(of: "sts") == Fixture.poolPrincipalPrefix + "vm-b")
@@ -120,11 +129,13 @@ import TokenGateTesting
             try await standIn.register(Fixture.target)
             try await standIn.grant(Fixture.keyAccount, [Fixture.impersonated])
             try await standIn.grant(Fixture.impersonated, [Fixture.target])
-            let file = try writeJSON(directory, "impersonated.json", [
-                "type": "impersonated_service_account",
-                "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
-                "delegates": [], "source_credentials": .object(try readObject(keyFile)),
-            ])
+            let file = try writeJSON(
+                directory, "impersonated.json",
+                [
+                    "type": "impersonated_service_account",
+                    "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
+                    "delegates": [], "source_credentials": .object(try readObject(keyFile)),
+                ])
             let credentials = try resolve(file: file)
             #expect(credentials.summary.contains("service account \(Fixture.impersonated) impersonated by service account \(Fixture.keyAccount)"))
             let token = try await credentials.accessToken()
@@ -145,11 +156,13 @@ import TokenGateTesting
             try await standIn.grant(Fixture.userEmail, [Fixture.otherKeyAccount])
             try await standIn.grant(Fixture.otherKeyAccount, [Fixture.impersonated])
             try await standIn.grant(Fixture.impersonated, [Fixture.target])
-            let file = try writeJSON(directory, "impersonated.json", [
-                "type": "impersonated_service_account",
-                "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
-                "delegates": [.string(Fixture.otherKeyAccount)], "source_credentials": .object(try readObject(userFile)),
-            ])
+            let file = try writeJSON(
+                directory, "impersonated.json",
+                [
+                    "type": "impersonated_service_account",
+                    "service_account_impersonation_url": .string(standIn.impersonationURL(Fixture.impersonated)),
+                    "delegates": [.string(Fixture.otherKeyAccount)], "source_credentials": .object(try readObject(userFile)),
+                ])
             let token = try await resolve(file: file, endpoints: standIn.endpoints).accessToken()
             #expect(try await standIn.signJwtStatus(for: Fixture.target, with: token) == 200)
         }

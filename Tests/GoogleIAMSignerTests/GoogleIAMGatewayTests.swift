@@ -27,7 +27,8 @@ import TokenGateTesting
             case "gcloud":
                 // What `gcloud auth application-default login` leaves: a user's refresh token.
                 let state = try await fixture.standIn.control(
-                    #"{"authorizedUsers": [{"clientId": "c1", "clientSecret": "s1", "refreshToken": "r1", "email": "\#(user)", "exportFile": true}]}"#)
+                    #"{"authorizedUsers": [{"clientId": "c1", "clientSecret": "s1", "refreshToken": "r1", "email": "\#(user)", "exportFile": true}]}"#
+                )
                 let userFile = try #require(state["authorizedUsers"]?.objectValue?["c1"]?.objectValue?["file"]?.stringValue)
                 let gcloud = try fixture.directory.makeDirectory("gcloud")
                 try FileManager.default.copyItem(atPath: userFile, toPath: "\(gcloud)/application_default_credentials.json")
@@ -102,7 +103,9 @@ import TokenGateTesting
                 #expect(try await fixture.standIn.calls(kind: "token") == 1)
                 try await Task.sleep(for: .seconds(11))
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for trip in 0..<100 { group.addTask { try await gateway.get(IAMFixture.token("consumer", "trip-\(trip)"), bearer: IAMFixture.apiKey).status } }
+                    for trip in 0..<100 {
+                        group.addTask { try await gateway.get(IAMFixture.token("consumer", "trip-\(trip)"), bearer: IAMFixture.apiKey).status }
+                    }
                     return try await group.reduce(into: [Int]()) { $0.append($1) }
                 }
                 #expect(statuses == Array(repeating: 200, count: 100))
@@ -149,15 +152,16 @@ import TokenGateTesting
     }
 
     /// Each fault of IAM answers its code, and an unverified token is never served nor cached.
-    @Test(arguments: [
-        (#"{"status": 503, "count": 2, "retryAfter": 0}"#, 200, nil),
-        (#"{"status": 429, "count": 2, "retryAfter": 0}"#, 200, nil),
-        (#"{"status": 503, "count": -1}"#, 503, "backend_unavailable"),
-        (#"{"delayMs": 3000, "count": 1}"#, 504, "backend_timeout"),
-        (#"{"mode": "unpublishedKey", "count": 1}"#, 502, "backend_invalid_token"),
-        (#"{"mode": "otherAccount", "account": "fleet-driver@acme-rides.iam.gserviceaccount.com", "count": 1}"#, 502, "backend_invalid_token"),
-        (#"{"mode": "noKid", "count": 1}"#, 200, nil),
-    ] as [(String, Int, String?)])
+    @Test(
+        arguments: [
+            (#"{"status": 503, "count": 2, "retryAfter": 0}"#, 200, nil),
+            (#"{"status": 429, "count": 2, "retryAfter": 0}"#, 200, nil),
+            (#"{"status": 503, "count": -1}"#, 503, "backend_unavailable"),
+            (#"{"delayMs": 3000, "count": 1}"#, 504, "backend_timeout"),
+            (#"{"mode": "unpublishedKey", "count": 1}"#, 502, "backend_invalid_token"),
+            (#"{"mode": "otherAccount", "account": "fleet-driver@acme-rides.iam.gserviceaccount.com", "count": 1}"#, 502, "backend_invalid_token"),
+            (#"{"mode": "noKid", "count": 1}"#, 200, nil),
+        ] as [(String, Int, String?)])
     func everyFaultOfIAMAnswersItsCode(fault: String, status: Int, code: String?) async throws {
         try await IAMFixture.run { fixture in
             let config = try fixture.writeConfig(credentialsFile: try await fixture.runtimeKeyFile(), backendExtra: ["timeout: 1500ms"])

@@ -17,7 +17,10 @@ import Testing
             for _ in 0..<40 {
                 group.addTask {
                     guard await slots.acquire(before: .now + .seconds(60)) else { return false }
-                    held.count.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                    held.count.withLock {
+                        $0.now += 1
+                        $0.most = max($0.most, $0.now)
+                    }
                     try? await Task.sleep(for: .milliseconds(5))
                     held.count.withLock { $0.now -= 1 }
                     slots.release()

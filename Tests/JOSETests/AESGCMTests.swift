@@ -1,6 +1,7 @@
 import Foundation
-@testable import JOSE
 import Testing
+
+@testable import JOSE
 
 @Suite(.timeLimit(.minutes(5)))
 struct AESGCMTests {

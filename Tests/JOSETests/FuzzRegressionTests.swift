@@ -23,7 +23,9 @@ import Testing
     }
 
     @Test(
-        .bug(id: 13, "fuzz-pem: an EC private key PEM whose public point is another key's loaded, and signed with a key its own public half could not verify"),
+        .bug(
+            id: 13,
+            "fuzz-pem: an EC private key PEM whose public point is another key's loaded, and signed with a key its own public half could not verify"),
         arguments: [JWSAlgorithm.es256, .es384, .es512]
     )
     func privateKeyPEMWhosePublicPointIsAnotherKeysIsRefused(_ algorithm: JWSAlgorithm) throws {

@@ -144,9 +144,12 @@ struct HostileToken: Sendable, CustomTestStringConvertible {
             try fixture.token(payload: #"{"iss":"issuer","aud":"audience","exp":1750000600}"#)
         },
         HostileToken(name: "payload not JSON", reason: .malformed) { try $0.token(payload: "hello") },
-        HostileToken(name: "missing kid when required", reason: .missingKid, make: { fixture in
-            try fixture.token(header: #"{"alg":"ES256"}"#, payload: #"{"exp":1750000600}"#)
-        }) { $0.requireKeyID = true },
+        HostileToken(
+            name: "missing kid when required", reason: .missingKid,
+            make: { fixture in
+                try fixture.token(header: #"{"alg":"ES256"}"#, payload: #"{"exp":1750000600}"#)
+            }
+        ) { $0.requireKeyID = true },
         HostileToken(name: "wrong typ", reason: .wrongType, make: { try $0.token(extraHeader: ["typ": "at+jwt"]) }) {
             $0.requiredType = "JWT"
         },

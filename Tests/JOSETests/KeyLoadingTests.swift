@@ -63,7 +63,8 @@ import Testing
     }
 
     @Test func encryptionKeysAreRefused() throws {
-        let jwk = #"{"kty":"EC","use":"enc","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#
+        let jwk =
+            #"{"kty":"EC","use":"enc","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#
         #expect(throws: JWSKeyError(.encryptionKey, "")) { try JWKSet(json: Array(#"{"keys":[\#(jwk)]}"#.utf8)) }
         #expect(throws: JWSKeyError(.encryptionKey, "")) { try JWSKey.jwk(Array(jwk.utf8)) }
     }
@@ -160,4 +161,3 @@ import Testing
         #expect(throws: JWSKeyError(.malformedKey, "")) { try KeyFile.load(contentsOf: "/nonexistent/key.pem") }
     }
 }
-

@@ -5,8 +5,10 @@ import Testing
     static let now: Int64 = 1_750_000_000
 
     static func claims() -> JSONObject {
-        ["iss": "svc@example.iam.gserviceaccount.com", "aud": "https://fleetengine.googleapis.com/",
-         "iat": .integer(now), "exp": .integer(now + 3600), "authorization": .object(["tripid": "trip-1"])]
+        [
+            "iss": "svc@example.iam.gserviceaccount.com", "aud": "https://fleetengine.googleapis.com/",
+            "iat": .integer(now), "exp": .integer(now + 3600), "authorization": .object(["tripid": "trip-1"]),
+        ]
     }
 
     @Test(arguments: JWSAlgorithm.allCases)

@@ -1,5 +1,6 @@
-@testable import RESP
 import Testing
+
+@testable import RESP
 
 /// The wait between failed connection attempts: doubling, capped, jittered within the upper half.
 @Suite struct BackoffTests {

@@ -121,7 +121,10 @@ import Testing
                 // An attribute is skipped; the value it describes is the reply.
                 #expect(try await client.send(["DEBUG", "PROTOCOL", "attrib"]).string == "Some real reply following the attribute")
                 let hello = try await client.send(["HELLO", "3"])
-                guard case .map(let fields) = hello else { Issue.record("HELLO is not a map: \(hello)"); return }
+                guard case .map(let fields) = hello else {
+                    Issue.record("HELLO is not a map: \(hello)")
+                    return
+                }
                 #expect(fields["proto"] == .integer(3))
             }
         }

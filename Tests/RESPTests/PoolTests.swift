@@ -87,7 +87,8 @@ import Testing
     /// the pool reconnects (after its backoff) and commands succeed.
     @Test func afterTheServerRestartsThePoolReconnects() async throws {
         try await RedisServer.with { server async throws in
-            try await server.withClient({ $0.reconnectBackoff = .init(initial: .milliseconds(50), maximum: .milliseconds(400)) }) { client async throws in
+            try await server.withClient({ $0.reconnectBackoff = .init(initial: .milliseconds(50), maximum: .milliseconds(400)) }) {
+                client async throws in
                 try await client.set("before", to: "1")
                 await server.stop()
                 var backedOff = false

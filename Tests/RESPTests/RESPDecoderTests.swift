@@ -62,7 +62,10 @@ import Testing
 
     @Test func nanIsADouble() throws {
         let value = try #require(try Self.decodeOne(",nan\r\n"))
-        guard case .double(let double) = value else { Issue.record("not a double: \(value)"); return }
+        guard case .double(let double) = value else {
+            Issue.record("not a double: \(value)")
+            return
+        }
         #expect(double.isNaN)
     }
 

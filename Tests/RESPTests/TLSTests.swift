@@ -34,7 +34,10 @@ struct TLSTests {
         try await Self.withTLSServer(certifying: "DNS:localhost") { server async throws in
             try await server.withClient({ $0.tls?.serverName = nil }) { client async throws in
                 let error = await #expect(throws: RESPError.self) { try await client.ping() }
-                guard case .connectionFailed(let reason) = error else { Issue.record("\(String(describing: error))"); return }
+                guard case .connectionFailed(let reason) = error else {
+                    Issue.record("\(String(describing: error))")
+                    return
+                }
                 #expect(reason.contains("ostname"))
             }
         }
@@ -44,7 +47,10 @@ struct TLSTests {
         try await Self.withTLSServer { server async throws in
             try await server.withClient({ $0.tls?.serverName = "redis.example.com" }) { client async throws in
                 let error = await #expect(throws: RESPError.self) { try await client.ping() }
-                guard case .connectionFailed(let reason) = error else { Issue.record("\(String(describing: error))"); return }
+                guard case .connectionFailed(let reason) = error else {
+                    Issue.record("\(String(describing: error))")
+                    return
+                }
                 #expect(reason.contains("ostname"))
             }
         }
@@ -54,7 +60,10 @@ struct TLSTests {
         try await Self.withTLSServer { server async throws in
             try await server.withClient({ $0.tls?.trustRoots = .system }) { client async throws in
                 let error = await #expect(throws: RESPError.self) { try await client.ping() }
-                guard case .connectionFailed = error else { Issue.record("\(String(describing: error))"); return }
+                guard case .connectionFailed = error else {
+                    Issue.record("\(String(describing: error))")
+                    return
+                }
             }
         }
     }

@@ -177,14 +177,17 @@ import TokenGateTesting
     /// As ssh refuses a private key others may read, so does the signer, unless told otherwise (and then warns).
     @Test func refusesAKeyFileOthersMayRead() async throws {
         let account = try ServiceAccountKey.generate(projectID: "acme-rides", clientEmail: "c@acme-rides.iam.gserviceaccount.com")
-        let (_, directory) = try await Self.load(Self.config(keys: "        consumer:\n          - serviceAccountFile: sa.json"), files: ["sa.json": try account.json()])
+        let (_, directory) = try await Self.load(
+            Self.config(keys: "        consumer:\n          - serviceAccountFile: sa.json"), files: ["sa.json": try account.json()])
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: "\(directory)/sa.json")
         let path = "\(directory)/config.yaml"
         let assembler = GatewayAssembler(
             registry: BackendRegistry([StaticKeySignerFactory()]), environment: [:], clock: Self.clock, logger: Logger(label: "test"),
             jwksFetcher: NoNetwork())
         let error = await #expect(throws: ConfigError.self) { try await assembler.build(path: path) }
-        #expect(error?.description.contains("config.yaml:8:33: providers.acme-rides.backend.keys.consumer[0].serviceAccountFile: the private key file") == true)
+        #expect(
+            error?.description.contains("config.yaml:8:33: providers.acme-rides.backend.keys.consumer[0].serviceAccountFile: the private key file")
+                == true)
         #expect(error?.message.contains("is accessible to others (mode 644); chmod 600 it") == true, "\(String(describing: error))")
         // Explicitly allowed: it loads, and the check says why it should not have been.
         let lenient = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(
@@ -200,12 +203,13 @@ import TokenGateTesting
         #expect(message.contains("config.yaml:5:22: providers.acme-rides.backend.tokenLifetime: must be between 1m and 1h"), "\(message)")
     }
 
-    static let generatedConsumerAndDriverKeys = generatedConsumerKey + """
+    static let generatedConsumerAndDriverKeys =
+        generatedConsumerKey + """
 
-                driver:
-                  - serviceAccountFile: state/driver.json
-                    generateIfMissing: true
-        """
+                    driver:
+                      - serviceAccountFile: state/driver.json
+                        generateIfMissing: true
+            """
 
     /// Rider tokens short, driver tokens an hour, fleet readers the whole-fleet default.
     @Test func eachTokenTypeLivesAsLongAsItsLifetimeSays() async throws {
@@ -238,7 +242,8 @@ import TokenGateTesting
         let keys = "        consumer:\n          - privateKeyFile: ec.pem\n            keyId: k\n            clientEmail: e@x"
         let message = await Self.loadError(Self.config(keys: keys), files: ["ec.pem": Array(try ec.privateKeyPEM().utf8)])
         #expect(message.contains("providers.acme-rides.backend.keys.consumer[0].privateKeyFile: not a usable RS256 private key"), "\(message)")
-        let garbage = await Self.loadError(Self.config(keys: "        consumer:\n          - serviceAccountFile: sa.json"), files: ["sa.json": Array("{}".utf8)])
+        let garbage = await Self.loadError(
+            Self.config(keys: "        consumer:\n          - serviceAccountFile: sa.json"), files: ["sa.json": Array("{}".utf8)])
         #expect(garbage.contains("serviceAccountFile: not a usable service-account key file"), "\(garbage)")
     }
 

@@ -9,16 +9,17 @@ import Testing
 
     @Test func everyErrorIsReportedInOneRun() async throws {
         try await withCLI { cli in
-            let broken = try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey)
+            let broken =
+                try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey)
                 .replacingOccurrences(of: "port: 8080", with: #"port: "8080""#)
                 .replacingOccurrences(of: "            generateIfMissing: true\n", with: "")
-                + """
+                    + """
 
-                  second-fleet:
-                    backend: { type: carrier-pigeon }
-                    clients:
-                      - { name: x, type: api-key, keySha256: nothex, allow: { consumer: any } }
-                """
+                      second-fleet:
+                        backend: { type: carrier-pigeon }
+                        clients:
+                          - { name: x, type: api-key, keySha256: nothex, allow: { consumer: any } }
+                    """
             try cli.write("config.yaml", broken)
             let result = try await cli.run(["check-config", "config.yaml"])
             #expect(result.status == 2, "\(result)")
@@ -36,21 +37,22 @@ import Testing
             let signer = try JWSKey.generate(.rs256, keyID: "signer-1")
             try cli.write("signer.pem", try signer.privateKeyPEM())
             let digest = CLIFixtures.hex(try Digest.sha256(Array(Self.apiKey.utf8)))
-            let config = try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey) + """
+            let config =
+                try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey) + """
 
-                  upstream-fleet:
-                    backend:
-                      type: upstream-http
-                      url: http://tokens.acme.example/{tripId}
-                      tokenTypes: [consumer]
-                      verify:
-                        - keyFile: signer.pem
-                          keyId: signer-1
-                          serviceAccount: signer@upstream-fleet.iam.gserviceaccount.com
-                    rateLimits: { caller: { rate: 10/s, burst: 5 } }
-                    clients:
-                      - { name: shared, type: api-key, keySha256: \(digest), allow: { consumer: any } }
-                """
+                      upstream-fleet:
+                        backend:
+                          type: upstream-http
+                          url: http://tokens.acme.example/{tripId}
+                          tokenTypes: [consumer]
+                          verify:
+                            - keyFile: signer.pem
+                              keyId: signer-1
+                              serviceAccount: signer@upstream-fleet.iam.gserviceaccount.com
+                        rateLimits: { caller: { rate: 10/s, burst: 5 } }
+                        clients:
+                          - { name: shared, type: api-key, keySha256: \(digest), allow: { consumer: any } }
+                    """
             try cli.write("config.yaml", config)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: cli.directory.appendingPathComponent("signer.pem").path)
             let result = try await cli.run(["check-config", "config.yaml"])
@@ -72,13 +74,14 @@ import Testing
     /// Another tenant's unset secret must not stop a command about this tenant.
     @Test func mintAndVerifyReadOnlyTheNamedProvider() async throws {
         try await withCLI { cli in
-            let config = try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey) + """
+            let config =
+                try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey) + """
 
-                  other-fleet:
-                    backend: { type: static-key, keys: { consumer: [{ serviceAccountFile: other.json }] } }
-                    clients:
-                      - { name: x, type: api-key, keySha256: "${OTHER_FLEET_KEY_SHA256}", allow: { consumer: any } }
-                """
+                      other-fleet:
+                        backend: { type: static-key, keys: { consumer: [{ serviceAccountFile: other.json }] } }
+                        clients:
+                          - { name: x, type: api-key, keySha256: "${OTHER_FLEET_KEY_SHA256}", allow: { consumer: any } }
+                    """
             try cli.write("config.yaml", config)
             let minted = try await cli.run(["mint", "--config", "config.yaml", "--provider", CLIFixtures.providerID, "--trip-id", "t-1"])
             #expect(minted.status == 0, "\(minted)")

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import JOSE
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `tokengate end-context` against a running `tokengate serve`, through its admin listener.
 @Suite struct EndContextCLITests {

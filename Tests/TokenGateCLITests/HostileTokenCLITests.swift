@@ -52,7 +52,10 @@ import Testing
             try kit.sign(header: #"{"alg":"RS256","typ":"JWT","kid":"k2"}"#, payload: payload)
         },
         Case(name: "expired", reason: "expired") { kit in
-            try kit.sign { $0["iat"] = .integer(TokenKit.now - 3600); $0["exp"] = .integer(TokenKit.now - 61) }
+            try kit.sign {
+                $0["iat"] = .integer(TokenKit.now - 3600)
+                $0["exp"] = .integer(TokenKit.now - 61)
+            }
         },
         Case(name: "nbf ahead", reason: "not_yet_valid") { kit in
             try kit.sign { $0["nbf"] = .integer(TokenKit.now + 120) }

@@ -12,37 +12,37 @@ struct KeygenServiceAccountCLITests {
     /// generated JWKS; with `filesProvider`, a file-backend provider that verifies `tokens.yaml` with that same JWKS.
     static func config(kid: String, filesProvider: Bool = false) -> String {
         let signing = """
-        providers:
-          acme-rides:
-            backend:
-              type: static-key
-              keys:
-                consumer:
-                  - serviceAccountFile: keys/\(kid).json
-            clients:
-              - name: rider-app
-                type: jwt
-                jwksFile: keys/\(kid).jwks.json
-                issuer: \(sessionIssuer)
-                audience: tokengate
-                allow: { consumer: { claim: trip_ids } }
+            providers:
+              acme-rides:
+                backend:
+                  type: static-key
+                  keys:
+                    consumer:
+                      - serviceAccountFile: keys/\(kid).json
+                clients:
+                  - name: rider-app
+                    type: jwt
+                    jwksFile: keys/\(kid).jwks.json
+                    issuer: \(sessionIssuer)
+                    audience: tokengate
+                    allow: { consumer: { claim: trip_ids } }
 
-        """
+            """
         let files = """
-          acme-files:
-            backend:
-              type: file
-              path: tokens.yaml
-              verify:
-                - jwksFile: keys/\(kid).jwks.json
-                  serviceAccount: \(email)
-            clients:
-              - name: backend
-                type: api-key
-                keySha256: \(String(repeating: "ab", count: 32))
-                allow: { consumer: any }
+              acme-files:
+                backend:
+                  type: file
+                  path: tokens.yaml
+                  verify:
+                    - jwksFile: keys/\(kid).jwks.json
+                      serviceAccount: \(email)
+                clients:
+                  - name: backend
+                    type: api-key
+                    keySha256: \(String(repeating: "ab", count: 32))
+                    allow: { consumer: any }
 
-        """
+            """
         return signing + (filesProvider ? files : "")
     }
 

@@ -28,10 +28,12 @@ import Testing
     func aSessionTokenPassesTheJWTClientsChecks(_ algorithm: JWSAlgorithm) async throws {
         try await withCLI { cli in
             try await Self.keygen(cli, algorithm)
-            let token = try await Self.mint(cli, ["--key", "keys/s1.pem", "--kid", "s1"] + Self.session + [
-                "--subject", "rider-7", "--claim", "tenant=acme", "--claim-json", #"trip_ids=["trip-42","trip-43"]"#,
-                "--lifetime", "30m",
-            ])
+            let token = try await Self.mint(
+                cli,
+                ["--key", "keys/s1.pem", "--kid", "s1"] + Self.session + [
+                    "--subject", "rider-7", "--claim", "tenant=acme", "--claim-json", #"trip_ids=["trip-42","trip-43"]"#,
+                    "--lifetime", "30m",
+                ])
             let checks = ["--key", "keys/s1.jwks.json", "--require-kid", "--max-lifetime", "1800", "--json"] + Self.session
             let accepted = try await cli.run(["verify-token", token] + checks)
             #expect(accepted.status == 0, "\(accepted)")

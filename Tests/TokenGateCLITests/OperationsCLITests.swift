@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import JOSE
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A real `tokengate serve` as an operator runs it: JSON logs, an audit file whose fingerprints `verify-token`
 /// prints too, and `/metrics` on the admin port only.
@@ -53,7 +54,9 @@ import Testing
             let metrics = try await Self.get("http://127.0.0.1:\(adminPort)/metrics")
             #expect(metrics.status == 200)
             let text = String(decoding: metrics.body, as: UTF8.self)
-            #expect(text.contains(#"tokengate_tokens_served_total{provider="\#(CLIFixtures.providerID)",token_type="consumer",cache="hit"} 1"#), "\(text)")
+            #expect(
+                text.contains(#"tokengate_tokens_served_total{provider="\#(CLIFixtures.providerID)",token_type="consumer",cache="hit"} 1"#), "\(text)"
+            )
 
             #expect(try await server.stop() == 0)
             let logLines = server.stderr.split(separator: "\n")

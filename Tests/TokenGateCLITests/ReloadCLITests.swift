@@ -3,7 +3,7 @@ import JOSE
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `tokengate serve --pid-file` and `tokengate reload`: a real process reloads on SIGHUP, keeps serving when the
@@ -19,11 +19,18 @@ import FoundationNetworking
             // The generation is on the admin listener's /readyz (the public one says only whether it is ready).
             let port = try await server.listeningAdminPort()
             #expect(try await Self.generation(port) == 1)
-            let pid = try #require(Int32(String(decoding: try cli.read("gateway.pid"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pid = try #require(
+                Int32(String(decoding: try cli.read("gateway.pid"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(pid == server.pid)
 
             // A new client, then SIGHUP through `tokengate reload`.
-            try cli.write("config.yaml", config.replacingOccurrences(of: "    clients:\n", with: "    clients:\n      - { name: added, type: api-key, keySha256: \(String(repeating: "cd", count: 32)), allow: { consumer: any } }\n"))
+            try cli.write(
+                "config.yaml",
+                config.replacingOccurrences(
+                    of: "    clients:\n",
+                    with:
+                        "    clients:\n      - { name: added, type: api-key, keySha256: \(String(repeating: "cd", count: 32)), allow: { consumer: any } }\n"
+                ))
             let reload = try await cli.run(["reload", "--pid-file", "gateway.pid"])
             #expect(reload.status == 0, "\(reload)")
             #expect(try await Self.waitForGeneration(2, port: port))

@@ -3,9 +3,9 @@ import Testing
 import TokenGateTesting
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `tokengate serve` as an operator meets it: a port someone else holds, a process out of file descriptors, and
@@ -51,7 +51,9 @@ import Darwin
             let result = try await cli.run(["serve", "--config", "config.yaml", "--port", "\(holder.port)", "--admin-port", "0"])
             #expect(result.status == 2, "\(result)")
             // One line says it (a listener's own shutdown log may still land after it: another thread writes that).
-            #expect(result.stderr.split(separator: "\n").contains("tokengate: cannot listen on 127.0.0.1:\(holder.port): address already in use"), "\(result)")
+            #expect(
+                result.stderr.split(separator: "\n").contains("tokengate: cannot listen on 127.0.0.1:\(holder.port): address already in use"),
+                "\(result)")
             #expect(!result.output.contains("IOError") && !result.output.contains("bind(descriptor"))
             #expect(!result.stdout.contains("tokengate listening"))
         }
@@ -157,9 +159,9 @@ struct PortHolder {
 
     init(listening: Bool = true) throws {
         #if canImport(Darwin)
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #else
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #endif
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -178,9 +180,9 @@ struct PortHolder {
 
     func close() {
         #if canImport(Darwin)
-        _ = Darwin.close(descriptor)
+            _ = Darwin.close(descriptor)
         #else
-        _ = Glibc.close(descriptor)
+            _ = Glibc.close(descriptor)
         #endif
     }
 }

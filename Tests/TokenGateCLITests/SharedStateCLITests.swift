@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import JOSE
 import Testing
 import TokenGateTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `tokengate serve` with `sharedState:`: two processes on one real redis-server share their tokens.
 @Suite(.timeLimit(.minutes(5)))
@@ -56,7 +57,8 @@ struct SharedStateCLITests {
                 var calls = 0.0
                 for adminPort in adminPorts {
                     let metrics = try await Self.get("http://127.0.0.1:\(adminPort)/metrics", bearer: nil).body
-                    calls += MetricsScrape(metrics)["tokengate_backend_calls_total", ["provider": CLIFixtures.providerID, "token_type": "consumer"]] ?? 0
+                    calls +=
+                        MetricsScrape(metrics)["tokengate_backend_calls_total", ["provider": CLIFixtures.providerID, "token_type": "consumer"]] ?? 0
                     #expect(MetricsScrape(metrics)["tokengate_shared_state_up"] == 1)
                 }
                 #expect(calls == 1)

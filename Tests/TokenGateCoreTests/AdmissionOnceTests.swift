@@ -2,8 +2,9 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// A request is admitted once, whichever door it came in by: the event loop's door hands a miss on with its
 /// admission, and the full path finishes it on the generation that admitted it (a reload in between does not

@@ -1,8 +1,9 @@
 import Foundation
 import JOSE
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 @Suite struct AuthConfigurationTests {
     @Test func clientsParsedFromYAMLAuthenticateAndAuthorize() throws {

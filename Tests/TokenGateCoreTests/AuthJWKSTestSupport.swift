@@ -2,6 +2,7 @@ import JOSE
 import Logging
 import Synchronization
 import Testing
+
 @testable import TokenGateCore
 
 /// An identity provider's JWKS endpoint in memory: answers what the test scripted, counts fetches, and reports

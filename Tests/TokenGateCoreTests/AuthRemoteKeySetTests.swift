@@ -2,8 +2,9 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 @Suite(.timeLimit(.minutes(5))) struct AuthRemoteKeySetTests {
     static let url = "https://idp.acme.test/.well-known/jwks.json"

@@ -1,8 +1,9 @@
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 @Suite struct AuthSessionJWKSConfigTests {
     static let prefix = """
@@ -56,26 +57,46 @@ import TokenGateTesting
     }
 
     @Test(arguments: [
-        ("        jwksFile: jwks.json\n        jwksUrl: https://id.test/jwks\n",
-         "config.yaml:8:9: providers.acme-rides.clients[0].jwksUrl: give either jwksFile or jwksUrl, not both"),
-        ("",
-         "config.yaml:5:9: providers.acme-rides.clients[0]: a jwt client needs the identity provider's keys: jwksFile or jwksUrl"),
-        ("        jwksUrl: not a url\n",
-         "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: expected the https:// URL of a JWKS, got 'not a url'"),
-        ("        jwksUrl: ftp://id.test/jwks\n",
-         "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: expected an https:// URL, got the scheme 'ftp'"),
-        ("        jwksUrl: http://id.test/jwks\n",
-         "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: plain http is allowed only to a loopback host; use https:// for 'id.test'"),
-        ("        jwksUrl: https://user:secret@id.test/jwks\n",
-         "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: the URL must not carry credentials"),
-        ("        jwksUrl: https://${IDP}/jwks\n",
-         "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: environment variable IDP is not set"),
-        ("        jwksUrl: https://id.test/jwks\n        refreshInterval: 5s\n",
-         "config.yaml:8:26: providers.acme-rides.clients[0].refreshInterval: expected a refresh interval from 30s to 24h"),
-        ("        jwksUrl: https://id.test/jwks\n        refreshInterval: soon\n",
-         "config.yaml:8:26: providers.acme-rides.clients[0].refreshInterval: expected a duration"),
-        ("        jwksFile: jwks.json\n        refreshInterval: 5m\n",
-         "config.yaml:8:9: providers.acme-rides.clients[0].refreshInterval: only for a jwksUrl client"),
+        (
+            "        jwksFile: jwks.json\n        jwksUrl: https://id.test/jwks\n",
+            "config.yaml:8:9: providers.acme-rides.clients[0].jwksUrl: give either jwksFile or jwksUrl, not both"
+        ),
+        (
+            "",
+            "config.yaml:5:9: providers.acme-rides.clients[0]: a jwt client needs the identity provider's keys: jwksFile or jwksUrl"
+        ),
+        (
+            "        jwksUrl: not a url\n",
+            "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: expected the https:// URL of a JWKS, got 'not a url'"
+        ),
+        (
+            "        jwksUrl: ftp://id.test/jwks\n",
+            "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: expected an https:// URL, got the scheme 'ftp'"
+        ),
+        (
+            "        jwksUrl: http://id.test/jwks\n",
+            "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: plain http is allowed only to a loopback host; use https:// for 'id.test'"
+        ),
+        (
+            "        jwksUrl: https://user:secret@id.test/jwks\n",
+            "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: the URL must not carry credentials"
+        ),
+        (
+            "        jwksUrl: https://${IDP}/jwks\n",
+            "config.yaml:7:18: providers.acme-rides.clients[0].jwksUrl: environment variable IDP is not set"
+        ),
+        (
+            "        jwksUrl: https://id.test/jwks\n        refreshInterval: 5s\n",
+            "config.yaml:8:26: providers.acme-rides.clients[0].refreshInterval: expected a refresh interval from 30s to 24h"
+        ),
+        (
+            "        jwksUrl: https://id.test/jwks\n        refreshInterval: soon\n",
+            "config.yaml:8:26: providers.acme-rides.clients[0].refreshInterval: expected a duration"
+        ),
+        (
+            "        jwksFile: jwks.json\n        refreshInterval: 5m\n",
+            "config.yaml:8:9: providers.acme-rides.clients[0].refreshInterval: only for a jwksUrl client"
+        ),
     ])
     func brokenKeySourcesAreLocated(lines: String, expected: String) {
         let message = error(lines)
@@ -103,15 +124,16 @@ import TokenGateTesting
     }
 
     @Test func assemblingFetchesNothingAndEveryJWKSURLGetsOneRefresher() async throws {
-        let text = Self.prefix + "        jwksUrl: https://id.test/jwks\n" + Self.rest + """
-                  - name: web
-                    type: jwt
-                    jwksUrl: https://id.test/web-jwks
-                    issuer: https://id.test/
-                    audience: web
-                    allow: { consumer: { claim: trips } }
+        let text =
+            Self.prefix + "        jwksUrl: https://id.test/jwks\n" + Self.rest + """
+                      - name: web
+                        type: jwt
+                        jwksUrl: https://id.test/web-jwks
+                        issuer: https://id.test/
+                        audience: web
+                        allow: { consumer: { claim: trips } }
 
-            """
+                """
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let fetcher = ScriptedJWKSFetcher(.failure("never called"))
         let assembler = GatewayAssembler(

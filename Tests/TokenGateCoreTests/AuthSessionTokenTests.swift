@@ -1,7 +1,8 @@
 import JOSE
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 @Suite struct AuthSessionTokenTests {
     let clock = ManualClock(wallSeconds: 1_700_000_000)

@@ -1,5 +1,6 @@
 import JOSE
 import Testing
+
 @testable import TokenGateCore
 
 /// A tenant's identity provider for tests: a fresh signing key, its public JWKS, and session tokens on demand.

@@ -1,8 +1,9 @@
 import JOSE
 import Synchronization
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// An authorizer transport in memory: answers from a script, records every question, and can hold answers back until
 /// a test opens the gate.

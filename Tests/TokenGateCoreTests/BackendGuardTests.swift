@@ -1,8 +1,8 @@
 import Synchronization
 import Testing
+import TokenGateTesting
 
 @testable import TokenGateCore
-import TokenGateTesting
 
 /// The guard around a provider's backend calls: its breaker on a hand-moved clock, its queue in real time (short).
 @Suite struct BackendGuardTests {

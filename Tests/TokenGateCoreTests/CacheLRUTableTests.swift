@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TokenGateCore
 
 @Suite struct CacheLRUTableTests {
@@ -79,7 +80,10 @@ struct SplitMix64: RandomNumberGenerator {
             } else {
                 let evicted = table.insert(key, step)
                 #expect(evicted == (order.count == 300 ? order.last : nil))
-                if let evicted { model[evicted] = nil; order.removeLast() }
+                if let evicted {
+                    model[evicted] = nil
+                    order.removeLast()
+                }
                 model[key] = step
                 order.insert(key, at: 0)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TokenGateCore
 
 @Suite struct ConfigurationParserTests {
@@ -56,7 +57,8 @@ import Testing
     }
 
     @Test func aLimitInShadowModeIsReadAsOne() throws {
-        let text = Self.valid.replacingOccurrences(of: "caller: { rate: 600/min, burst: 50 }", with: "caller: { rate: 600/min, burst: 50, shadow: true }")
+        let text = Self.valid.replacingOccurrences(
+            of: "caller: { rate: 600/min, burst: 50 }", with: "caller: { rate: 600/min, burst: 50, shadow: true }")
         let provider = try #require(try parse(text).providers[ProviderID("acme-rides")!])
         #expect(provider.rateLimits.caller == RateLimit(count: 600, per: .seconds(60), burst: 50, shadow: true))
         #expect(provider.rateLimits.caller?.description == "600/min burst 50 shadow")
@@ -144,8 +146,14 @@ import Testing
         ("maxConcurrentCalls: 0", "config.yaml:13:27: providers.acme-rides.backend.maxConcurrentCalls: must be between 1 and 10000"),
         ("queueTimeout: 2m", "config.yaml:13:21: providers.acme-rides.backend.queueTimeout: must be at most 30s"),
         ("circuitBreaker: on", "config.yaml:13:23: providers.acme-rides.backend.circuitBreaker: expected off or a mapping"),
-        ("circuitBreaker: { failureRatio: 1.5 }", "config.yaml:13:39: providers.acme-rides.backend.circuitBreaker.failureRatio: expected a ratio above 0"),
-        ("circuitBreaker: { openFor: 50ms }", "config.yaml:13:34: providers.acme-rides.backend.circuitBreaker.openFor: must be between 100ms and 10m"),
+        (
+            "circuitBreaker: { failureRatio: 1.5 }",
+            "config.yaml:13:39: providers.acme-rides.backend.circuitBreaker.failureRatio: expected a ratio above 0"
+        ),
+        (
+            "circuitBreaker: { openFor: 50ms }",
+            "config.yaml:13:34: providers.acme-rides.backend.circuitBreaker.openFor: must be between 100ms and 10m"
+        ),
         ("circuitBreaker: { opensAfter: 5 }", "config.yaml:13:25: providers.acme-rides.backend.circuitBreaker.opensAfter: unknown key"),
     ])
     func aBrokenGuardSettingIsLocated(line: String, expected: String) {
@@ -154,20 +162,34 @@ import Testing
     }
 
     @Test(arguments: [
-        ("server:\n  port: \"8080\"\nproviders: {}\n",
-         #"config.yaml:2:9: server.port: expected an integer, got the quoted string "8080""#),
-        ("server:\n  prot: 8080\nproviders: {}\n",
-         "config.yaml:2:3: server.prot: unknown key; expected one of: admin, eventLoops, fastPath, host, idleTimeout, listenBacklog, logFormat, logLevel, maxConnections, port, proxyProtocol, readTimeout, tls, trustedProxies"),
-        ("providers:\n  Acme: {}\n",
-         "config.yaml:2:3: providers.Acme: 'Acme' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"),
-        ("server: {}\n",
-         "config.yaml:1:1: providers: missing required key"),
-        ("providers:\n  acme-rides:\n    backend: { type: static-key }\n    clients: []\n",
-         "config.yaml:4:14: providers.acme-rides.clients: declare at least one client: TokenGate never vends tokens anonymously"),
-        ("defaults:\n  leeway: 5 minutes\nproviders: {}\n",
-         "config.yaml:2:11: defaults.leeway: expected a duration such as 90s, 5m or 1h, got '5 minutes'"),
-        ("a: 1\na: 2\n",
-         "config.yaml:2:1: duplicate key 'a'"),
+        (
+            "server:\n  port: \"8080\"\nproviders: {}\n",
+            #"config.yaml:2:9: server.port: expected an integer, got the quoted string "8080""#
+        ),
+        (
+            "server:\n  prot: 8080\nproviders: {}\n",
+            "config.yaml:2:3: server.prot: unknown key; expected one of: admin, eventLoops, fastPath, host, idleTimeout, listenBacklog, logFormat, logLevel, maxConnections, port, proxyProtocol, readTimeout, tls, trustedProxies"
+        ),
+        (
+            "providers:\n  Acme: {}\n",
+            "config.yaml:2:3: providers.Acme: 'Acme' is not a Google Cloud project ID (6-30 lower-case letters, digits and hyphens, starting with a letter)"
+        ),
+        (
+            "server: {}\n",
+            "config.yaml:1:1: providers: missing required key"
+        ),
+        (
+            "providers:\n  acme-rides:\n    backend: { type: static-key }\n    clients: []\n",
+            "config.yaml:4:14: providers.acme-rides.clients: declare at least one client: TokenGate never vends tokens anonymously"
+        ),
+        (
+            "defaults:\n  leeway: 5 minutes\nproviders: {}\n",
+            "config.yaml:2:11: defaults.leeway: expected a duration such as 90s, 5m or 1h, got '5 minutes'"
+        ),
+        (
+            "a: 1\na: 2\n",
+            "config.yaml:2:1: duplicate key 'a'"
+        ),
     ])
     func reportsFileLineColumnAndKeyPath(text: String, expected: String) {
         #expect(error(text).hasPrefix(expected), "\(error(text))")
@@ -183,18 +205,30 @@ import Testing
         """
 
     @Test(arguments: [
-        ("        type: jwt\n        jwksFile: /nonexistent/jwks.json\n        issuer: https://id.test/\n        audience: tg\n        allow: { consumer: { claim: trips } }\n",
-         "config.yaml:7:19: providers.acme-rides.clients[0].jwksFile: no such file: /nonexistent/jwks.json"),
-        ("        type: api-key\n        keySha256: abc\n        allow: { consumer: any }\n",
-         "config.yaml:7:20: providers.acme-rides.clients[0].keySha256: expected the 64 hex characters"),
-        ("        type: api-key\n        keySha256: ${DEMO_KEY_DIGEST}\n        allow: { consumer: any }\n",
-         "config.yaml:7:20: providers.acme-rides.clients[0].keySha256: environment variable DEMO_KEY_DIGEST is not set"),
-        ("        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { consumer: { claim: trips } }\n",
-         "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: an api-key client has no claims; use 'any'"),
-        ("        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { taxi: any }\n",
-         "config.yaml:8:18: providers.acme-rides.clients[0].allow.taxi: unknown token type"),
-        ("        type: password\n        allow: { consumer: any }\n",
-         "config.yaml:6:15: providers.acme-rides.clients[0].type: unknown client type 'password'"),
+        (
+            "        type: jwt\n        jwksFile: /nonexistent/jwks.json\n        issuer: https://id.test/\n        audience: tg\n        allow: { consumer: { claim: trips } }\n",
+            "config.yaml:7:19: providers.acme-rides.clients[0].jwksFile: no such file: /nonexistent/jwks.json"
+        ),
+        (
+            "        type: api-key\n        keySha256: abc\n        allow: { consumer: any }\n",
+            "config.yaml:7:20: providers.acme-rides.clients[0].keySha256: expected the 64 hex characters"
+        ),
+        (
+            "        type: api-key\n        keySha256: ${DEMO_KEY_DIGEST}\n        allow: { consumer: any }\n",
+            "config.yaml:7:20: providers.acme-rides.clients[0].keySha256: environment variable DEMO_KEY_DIGEST is not set"
+        ),
+        (
+            "        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { consumer: { claim: trips } }\n",
+            "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: an api-key client has no claims; use 'any'"
+        ),
+        (
+            "        type: api-key\n        keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6\n        allow: { taxi: any }\n",
+            "config.yaml:8:18: providers.acme-rides.clients[0].allow.taxi: unknown token type"
+        ),
+        (
+            "        type: password\n        allow: { consumer: any }\n",
+            "config.yaml:6:15: providers.acme-rides.clients[0].type: unknown client type 'password'"
+        ),
     ])
     func rejectsUnsafeOrBrokenClients(text: String, expected: String) {
         let message = error(Self.clientPrefix + text)
@@ -206,12 +240,17 @@ import Testing
         let digest = String(repeating: "ab", count: 32)
         let configuration = try parse(text, environment: ["DIGEST": digest])
         let client = try #require(configuration.providers.values.first?.clients.first)
-        guard case .apiKey(let sha256) = client.credential else { Issue.record("not an api-key client"); return }
+        guard case .apiKey(let sha256) = client.credential else {
+            Issue.record("not an api-key client")
+            return
+        }
         #expect(sha256 == [UInt8](repeating: 0xAB, count: 32))
     }
 
     @Test func refusesWildcardServerTokensForSessionTokenClients() throws {
-        let text = Self.clientPrefix + "        type: jwt\n        jwksFile: x.json\n        issuer: i\n        audience: a\n        allow: { server: { claim: x } }\n"
+        let text =
+            Self.clientPrefix
+            + "        type: jwt\n        jwksFile: x.json\n        issuer: i\n        audience: a\n        allow: { server: { claim: x } }\n"
         // The JWKS file is checked first; the policy error needs a readable one.
         #expect(error(text).contains("jwksFile"))
     }

@@ -1,5 +1,6 @@
 import JOSE
 import Testing
+
 @testable import TokenGateCore
 
 /// A cached token is kept split (shared header, raw signature) but always handed out as the exact text it came as.

@@ -1,6 +1,7 @@
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 @Suite struct DistinctContextCounterTests {
     // A whole hour, so windows line up with the test's arithmetic.

@@ -3,7 +3,9 @@ import TokenGateCore
 
 @Suite struct EndedContextsTests {
     static let provider = ProviderID("acme-rides")!
-    static func key(_ type: TokenType, _ id: String) -> EndedContexts.Key { EndedContexts.Key(provider: provider, tokenType: type, id: ContextID(id)!)! }
+    static func key(_ type: TokenType, _ id: String) -> EndedContexts.Key {
+        EndedContexts.Key(provider: provider, tokenType: type, id: ContextID(id)!)!
+    }
 
     @Test func endingADeliveryVehicleRefusesBothItsDriversTokens() throws {
         let ended = EndedContexts()

@@ -2,8 +2,9 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// A tenant's authorizer may bound a token by the trip's end (`until`); a backend that cannot honour the bound (one
 /// that fetches tokens whose lifetime another server chose, as the test backend here does) gets its token refused,

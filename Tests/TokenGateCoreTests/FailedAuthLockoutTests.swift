@@ -2,8 +2,9 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// The two lockouts an independent run reproduced with the bundled limits (600 failures a minute per provider,
 /// burst 100; 60 a minute per address, burst 20): bad keys from many addresses emptied the provider's allowance and

@@ -54,13 +54,16 @@ import Testing
             if let outcome { response["taskOutcome"] = .string(outcome) }
             return Self.entry(Self.updateTask, response: response, request: ["taskId": "task-1", "updateMask": "taskOutcome"])
         }
-        #expect(try Self.ends(task("TASK_TYPE_LOG_DELIVERY", state: "TASK_STATE_LOG_OPEN", outcome: "TASK_OUTCOME_LOG_SUCCEEDED"))
-            == ["delivery-consumer/task-1", "delivery-consumer/parcel-9"])
-        #expect(try Self.ends(task("TASK_TYPE_LOG_DELIVERY", state: "TASK_STATE_LOG_CLOSED", outcome: "TASK_OUTCOME_LOG_FAILED"))
-            == ["delivery-consumer/task-1", "delivery-consumer/parcel-9"])
+        #expect(
+            try Self.ends(task("TASK_TYPE_LOG_DELIVERY", state: "TASK_STATE_LOG_OPEN", outcome: "TASK_OUTCOME_LOG_SUCCEEDED"))
+                == ["delivery-consumer/task-1", "delivery-consumer/parcel-9"])
+        #expect(
+            try Self.ends(task("TASK_TYPE_LOG_DELIVERY", state: "TASK_STATE_LOG_CLOSED", outcome: "TASK_OUTCOME_LOG_FAILED"))
+                == ["delivery-consumer/task-1", "delivery-consumer/parcel-9"])
         // The pickup of a shipment closes; its tracking ID goes on to the delivery.
-        #expect(try Self.ends(task("TASK_TYPE_LOG_PICKUP", state: "TASK_STATE_LOG_CLOSED", outcome: "TASK_OUTCOME_LOG_SUCCEEDED"))
-            == ["delivery-consumer/task-1"])
+        #expect(
+            try Self.ends(task("TASK_TYPE_LOG_PICKUP", state: "TASK_STATE_LOG_CLOSED", outcome: "TASK_OUTCOME_LOG_SUCCEEDED"))
+                == ["delivery-consumer/task-1"])
         #expect(try Self.ends(task("TASK_TYPE_LOG_DELIVERY", state: "TASK_STATE_LOG_OPEN", outcome: nil)).isEmpty)
         var onlyFailures = Self.defaults
         onlyFailures.taskEnds = [.failed]
@@ -80,8 +83,9 @@ import Testing
     }
 
     @Test func otherEntriesAreUnrelatedAndBrokenOnesMalformed() throws {
-        #expect(try FleetEngineLogEntry(Self.entry("type.googleapis.com/maps.fleetengine.v1.SearchVehiclesLog", response: [:]))
-            == .unrelated(type: "type.googleapis.com/maps.fleetengine.v1.SearchVehiclesLog"))
+        #expect(
+            try FleetEngineLogEntry(Self.entry("type.googleapis.com/maps.fleetengine.v1.SearchVehiclesLog", response: [:]))
+                == .unrelated(type: "type.googleapis.com/maps.fleetengine.v1.SearchVehiclesLog"))
         // A failed call logs an errorResponse and no response: nothing changed.
         #expect(try FleetEngineLogEntry(Self.entry(Self.updateTrip, response: nil)) == .unrelated(type: Self.updateTrip))
         for broken in [

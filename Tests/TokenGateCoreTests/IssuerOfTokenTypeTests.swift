@@ -2,8 +2,9 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// A backend that knows which account signs a token type (static-key, google-iam) says so, and a token for that
 /// type from any other account is refused, even one whose key the provider publishes: a rider never receives a
@@ -29,8 +30,10 @@ import TokenGateTesting
             var tokenTypes: Set<TokenType> { [.consumer] }
             var verificationKeys: [BoundKeySource] {
                 [
-                    BoundKeySource(.fixed(try! JWKSet(keys: [IssuerOfTokenTypeTests.consumerKey.publicKey()])), serviceAccount: IssuerOfTokenTypeTests.consumer),
-                    BoundKeySource(.fixed(try! JWKSet(keys: [IssuerOfTokenTypeTests.driverKey.publicKey()])), serviceAccount: IssuerOfTokenTypeTests.driver),
+                    BoundKeySource(
+                        .fixed(try! JWKSet(keys: [IssuerOfTokenTypeTests.consumerKey.publicKey()])), serviceAccount: IssuerOfTokenTypeTests.consumer),
+                    BoundKeySource(
+                        .fixed(try! JWKSet(keys: [IssuerOfTokenTypeTests.driverKey.publicKey()])), serviceAccount: IssuerOfTokenTypeTests.driver),
                 ]
             }
 

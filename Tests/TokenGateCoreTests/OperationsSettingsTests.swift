@@ -30,10 +30,12 @@ import TokenGateTesting
 
     /// A self-signed certificate for 127.0.0.1 and its key, made by the `openssl` command, as `<name>.pem`/`.key`.
     private func makeCertificate(_ name: String) async throws {
-        let (status, output) = try await ChildProcess.run("openssl", [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(directory)/\(name).key",
-            "-out", "\(directory)/\(name).pem", "-days", "1", "-subj", "/CN=127.0.0.1",
-        ])
+        let (status, output) = try await ChildProcess.run(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(directory)/\(name).key",
+                "-out", "\(directory)/\(name).pem", "-days", "1", "-subj", "/CN=127.0.0.1",
+            ])
         #expect(status == 0, "\(output)")
         chmod("\(directory)/\(name).key", 0o600)
     }
@@ -68,7 +70,10 @@ import TokenGateTesting
 
     @Test(arguments: [
         ("server:\n  logFormat: xml\n", "config.yaml:2:14: server.logFormat: must be text or json, got 'xml'"),
-        ("server:\n  logLevel: loud\n", "config.yaml:2:13: server.logLevel: must be trace, debug, info, notice, warning, error or critical, got 'loud'"),
+        (
+            "server:\n  logLevel: loud\n",
+            "config.yaml:2:13: server.logLevel: must be trace, debug, info, notice, warning, error or critical, got 'loud'"
+        ),
         ("server:\n  port: 9464\n", "config.yaml:2:9: server.port: the admin listener must not share the public port 9464"),
         ("server:\n  admin: { port: 70000 }\n", "config.yaml:2:18: server.admin.port: must be between 0 and 65535"),
         ("audit: { path: a, stdout: true }\n", "config.yaml:1:8: audit: give either path or stdout, not both"),
@@ -146,11 +151,20 @@ import TokenGateTesting
     @Test func mistakesAreLocated() {
         let file = "/etc/tokengate/config.yaml"
         #expect(error("tracing: { serviceName: x }\n") == "\(file):1:10: tracing.otlp: missing required key")
-        #expect(error("tracing: { otlp: { endpoint: ftp://collector/v1/traces } }\n").hasPrefix("\(file):1:30: tracing.otlp.endpoint: must be an http or https URL"))
-        #expect(error("tracing: { otlp: { endpoint: http://user:pw@collector/v1/traces } }\n").contains("tracing.otlp.endpoint: must be an http or https URL"))
-        #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces, timeout: 2m } }\n").contains("tracing.otlp.timeout: must be between 1s and 1m"))
-        #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces, headers: { \"bad name\": x } } }\n").contains("'bad name' is not an HTTP header name"))
-        #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces }, sampleRatio: 1.5 }\n").contains("tracing.sampleRatio: must be a number from 0 to 1"))
+        #expect(
+            error("tracing: { otlp: { endpoint: ftp://collector/v1/traces } }\n").hasPrefix(
+                "\(file):1:30: tracing.otlp.endpoint: must be an http or https URL"))
+        #expect(
+            error("tracing: { otlp: { endpoint: http://user:pw@collector/v1/traces } }\n").contains(
+                "tracing.otlp.endpoint: must be an http or https URL"))
+        #expect(
+            error("tracing: { otlp: { endpoint: http://c/v1/traces, timeout: 2m } }\n").contains("tracing.otlp.timeout: must be between 1s and 1m"))
+        #expect(
+            error("tracing: { otlp: { endpoint: http://c/v1/traces, headers: { \"bad name\": x } } }\n").contains(
+                "'bad name' is not an HTTP header name"))
+        #expect(
+            error("tracing: { otlp: { endpoint: http://c/v1/traces }, sampleRatio: 1.5 }\n").contains(
+                "tracing.sampleRatio: must be a number from 0 to 1"))
         #expect(error("tracing: { otlp: { endpoint: http://c/v1/traces }, exporter: grpc }\n").contains("exporter"))
     }
 }

@@ -7,8 +7,10 @@ import TokenGateCore
         #expect(ProviderID(text)?.rawValue == text)
     }
 
-    @Test(arguments: ["", "short", "Demo-fleet", "1demo-fleet", "demo-fleet-", "demo_fleet", "demo fleet",
-        "a234567890123456789012345678901", "demo/../x", "*"])
+    @Test(arguments: [
+        "", "short", "Demo-fleet", "1demo-fleet", "demo-fleet-", "demo_fleet", "demo fleet",
+        "a234567890123456789012345678901", "demo/../x", "*",
+    ])
     func rejectsAnythingElse(text: String) {
         #expect(ProviderID(text) == nil)
     }

@@ -1,6 +1,7 @@
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 @Suite struct RateLimiterTests {
     let clock = ManualClock(wallSeconds: 1_700_000_000)

@@ -3,9 +3,10 @@ import InMemoryTracing
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
 import Tracing
+
+@testable import TokenGateCore
 
 /// The spans the full path records, under a span standing for the HTTP request's: which steps, nested how,
 /// carrying what; and that a URL's query never reaches an exported attribute.
@@ -32,7 +33,8 @@ import Tracing
         let directory = try TemporaryDirectory(prefix: "spans").path
         let generation = try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory + "/config.yaml", environment: [:]), previous: nil)
-        service = TokenService(generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock, tracer: tracer, logger: logger)
+        service = TokenService(
+            generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock, tracer: tracer, logger: logger)
     }
 
     /// Runs one request under a server span, as the HTTP face does; returns that span's ID and every span ended.
@@ -101,6 +103,8 @@ import Tracing
         for span in spans.values {
             exported.append(span.status?.message ?? "")
             exported += span.errors.map { String(describing: $0.error) }
+            // swift-format-ignore: ReplaceForEachWithForLoop
+            // SpanAttributes is not a Sequence: forEach is its only walk.
             span.attributes.forEach { _, value in exported.append(String(describing: value)) }
         }
         #expect(!exported.contains { $0.contains("token-server.internal") }, "\(exported)")

@@ -2,8 +2,9 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// The denial paths of a generation with two tenants: another tenant's API key is one lookup (403), a session token
 /// is never verified on another tenant's behalf, failed authentications are limited without ever refusing a good

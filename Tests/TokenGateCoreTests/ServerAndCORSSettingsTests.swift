@@ -78,15 +78,30 @@ import TokenGateCore
     }
 
     @Test(arguments: [
-        ("server:\n  trustedProxies: [10.1.2.3/8]\n",
-         "config.yaml:2:20: server.trustedProxies[0]: expected an address or CIDR block such as 10.0.0.0/8 or 2001:db8::/32 (host bits zero), got '10.1.2.3/8'"),
-        ("server:\n  trustedProxies: [0.0.0.0/0]\n", "config.yaml:2:19: server.trustedProxies: 0.0.0.0/0 or ::/0 would let any client choose its own address"),
-        ("server:\n  trustedProxies: []\n",
-         "config.yaml:2:19: server.trustedProxies: list at least one address or CIDR block (remove trustedProxies to trust no proxy)"),
-        ("server:\n  trustedProxies: { networks: [10.0.0.0/8], hops: 0 }\n", "config.yaml:2:51: server.trustedProxies.hops: must be between 1 and 16"),
-        ("server:\n  trustedProxies: { networks: [10.0.0.0/8], header: x-real-ip }\n",
-         "config.yaml:2:53: server.trustedProxies.header: must be x-forwarded-for or forwarded, got 'x-real-ip'"),
-        ("server:\n  proxyProtocol: v2\n", "config.yaml:2:18: server.proxyProtocol: needs server.trustedProxies: a PROXY header is believed only from a trusted proxy"),
+        (
+            "server:\n  trustedProxies: [10.1.2.3/8]\n",
+            "config.yaml:2:20: server.trustedProxies[0]: expected an address or CIDR block such as 10.0.0.0/8 or 2001:db8::/32 (host bits zero), got '10.1.2.3/8'"
+        ),
+        (
+            "server:\n  trustedProxies: [0.0.0.0/0]\n",
+            "config.yaml:2:19: server.trustedProxies: 0.0.0.0/0 or ::/0 would let any client choose its own address"
+        ),
+        (
+            "server:\n  trustedProxies: []\n",
+            "config.yaml:2:19: server.trustedProxies: list at least one address or CIDR block (remove trustedProxies to trust no proxy)"
+        ),
+        (
+            "server:\n  trustedProxies: { networks: [10.0.0.0/8], hops: 0 }\n",
+            "config.yaml:2:51: server.trustedProxies.hops: must be between 1 and 16"
+        ),
+        (
+            "server:\n  trustedProxies: { networks: [10.0.0.0/8], header: x-real-ip }\n",
+            "config.yaml:2:53: server.trustedProxies.header: must be x-forwarded-for or forwarded, got 'x-real-ip'"
+        ),
+        (
+            "server:\n  proxyProtocol: v2\n",
+            "config.yaml:2:18: server.proxyProtocol: needs server.trustedProxies: a PROXY header is believed only from a trusted proxy"
+        ),
         ("server:\n  trustedProxies: [10.0.0.0/8]\n  proxyProtocol: v3\n", "config.yaml:3:18: server.proxyProtocol: must be off, v1 or v2, got 'v3'"),
     ])
     func badProxySettingsAreLocated(server: String, expected: String) {
@@ -101,7 +116,8 @@ import TokenGateCore
         }
         let warned = try warnings("server:\n  host: 0.0.0.0\n")
         #expect(warned.count == 1)
-        #expect(warned.first?.hasPrefix("config.yaml:2:9: server.host: the listener is not on loopback and failedAuthPerPeer is on (acme-rides)") == true)
+        #expect(
+            warned.first?.hasPrefix("config.yaml:2:9: server.host: the listener is not on loopback and failedAuthPerPeer is on (acme-rides)") == true)
         #expect(warned.first?.contains("list the proxies in server.trustedProxies") == true)
         #expect(try warnings("server:\n  host: 0.0.0.0\n  trustedProxies: [10.0.0.0/8]\n").isEmpty)
         #expect(try warnings("server:\n  host: 127.0.0.2\n").isEmpty)
@@ -111,7 +127,9 @@ import TokenGateCore
     static func withCORS(_ cors: String) -> String { Self.provider + "    cors: \(cors)\n" }
 
     @Test func corsOriginsAreReadAsBrowsersSendThem() throws {
-        let text = Self.withCORS("{ allowedOrigins: [HTTPS://Ops.Acme.Example:443, 'https://ops.acme.example:8443', http://localhost:3000, http://127.0.0.1], maxAge: 1h }")
+        let text = Self.withCORS(
+            "{ allowedOrigins: [HTTPS://Ops.Acme.Example:443, 'https://ops.acme.example:8443', http://localhost:3000, http://127.0.0.1], maxAge: 1h }"
+        )
         let cors = try #require(try parse(text).providers[ProviderID("acme-rides")!]?.cors)
         #expect(cors.allowedOrigins == ["https://ops.acme.example", "https://ops.acme.example:8443", "http://localhost:3000", "http://127.0.0.1"])
         #expect(cors.maxAgeSeconds == 3600)
@@ -144,7 +162,10 @@ import TokenGateCore
 
     @Test(arguments: [
         ("{ allowedOrigins: [] }", "config.yaml:6:29: providers.acme-rides.cors.allowedOrigins: list at least one origin"),
-        ("{ allowedOrigins: [https://a.example, HTTPS://A.example] }", "config.yaml:6:49: providers.acme-rides.cors.allowedOrigins[1]: https://a.example is already listed"),
+        (
+            "{ allowedOrigins: [https://a.example, HTTPS://A.example] }",
+            "config.yaml:6:49: providers.acme-rides.cors.allowedOrigins[1]: https://a.example is already listed"
+        ),
         ("{ allowedOrigins: [https://a.example], maxAge: 2d }", "config.yaml:6:58: providers.acme-rides.cors.maxAge: expected a duration"),
         ("{ allowedOrigins: [https://a.example], maxAge: 25h }", "config.yaml:6:58: providers.acme-rides.cors.maxAge: must be between 0s and 24h"),
         ("{ origins: [https://a.example] }", "config.yaml:6:13: providers.acme-rides.cors.origins: unknown key"),

@@ -39,7 +39,8 @@ import TokenGateTesting
     }
 
     @Test func tenantsComeFromFilesBesideInlineOnesInSortedOrder() throws {
-        let config = "providers:\n" + Self.tenant("inline-fleet").split(separator: "\n").map { "  \($0)" }.joined(separator: "\n")
+        let config =
+            "providers:\n" + Self.tenant("inline-fleet").split(separator: "\n").map { "  \($0)" }.joined(separator: "\n")
             + "\n  include: [providers.d/*.yaml, providers.d/extra/*.yml]\n"
         let (configuration, directory) = try Self.parse(config, files: ["b.yaml": Self.tenant("beta-cabs"), "a.yaml": Self.tenant("acme-rides")])
         defer { directory.remove() }
@@ -51,14 +52,22 @@ import TokenGateTesting
     }
 
     @Test(arguments: [
-        (["a.yaml": tenant("acme-rides") + tenant("beta-cabs")],
-         "providers.d/a.yaml:1:1: a tenant file declares exactly one provider (its project ID, then its section); this one has 2"),
-        (["a.yaml": tenant("acme-rides"), "b.yaml": tenant("acme-rides")],
-         "providers.d/b.yaml:1:1: acme-rides: provider acme-rides is declared twice (also in "),
-        (["a.yaml": tenant("Acme")],
-         "providers.d/a.yaml:1:1: Acme: 'Acme' is not a Google Cloud project ID"),
-        (["a.yaml": "acme-rides:\n  backend: { type: inert }\n  clients: []\n"],
-         "providers.d/a.yaml:3:12: acme-rides.clients: declare at least one client"),
+        (
+            ["a.yaml": tenant("acme-rides") + tenant("beta-cabs")],
+            "providers.d/a.yaml:1:1: a tenant file declares exactly one provider (its project ID, then its section); this one has 2"
+        ),
+        (
+            ["a.yaml": tenant("acme-rides"), "b.yaml": tenant("acme-rides")],
+            "providers.d/b.yaml:1:1: acme-rides: provider acme-rides is declared twice (also in "
+        ),
+        (
+            ["a.yaml": tenant("Acme")],
+            "providers.d/a.yaml:1:1: Acme: 'Acme' is not a Google Cloud project ID"
+        ),
+        (
+            ["a.yaml": "acme-rides:\n  backend: { type: inert }\n  clients: []\n"],
+            "providers.d/a.yaml:3:12: acme-rides.clients: declare at least one client"
+        ),
     ])
     func aMistakeInATenantFileIsLocatedInThatFile(files: [String: String], expected: String) {
         let message = Self.error("providers:\n  include: providers.d/*.yaml\n", files: files)
@@ -68,7 +77,8 @@ import TokenGateTesting
     @Test func aPatternThatMatchesNothingIsAWarningAndNoProviderAtAllAnError() throws {
         let message = Self.error("providers:\n  include: providers.d/*.yaml\n", files: [:])
         #expect(message.hasPrefix("config.yaml:2:3: providers: declare at least one provider"), "\(message)")
-        let config = "providers:\n" + Self.tenant("inline-fleet").split(separator: "\n").map { "  \($0)" }.joined(separator: "\n")
+        let config =
+            "providers:\n" + Self.tenant("inline-fleet").split(separator: "\n").map { "  \($0)" }.joined(separator: "\n")
             + "\n  include: providers.d/*.yaml\n"
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -1,7 +1,7 @@
+import Foundation
 import JOSE
 import Testing
 import TokenGateCore
-import Foundation
 
 /// How `allow:` grants the whole-fleet types and the trusted driver's every-task token: by name only, with located
 /// errors for every way of asking too much.
@@ -33,22 +33,38 @@ import Foundation
     }
 
     @Test(arguments: [
-        ("        allow: { fleet-reader: any }",
-         "config.yaml:8:32: providers.acme-rides.clients[0].allow.fleet-reader: fleet-reader tokens are wildcards over the whole fleet and are granted only by name: 'fleet-reader: whole-fleet'"),
-        ("        allow: { delivery-fleet-reader: any }",
-         "config.yaml:8:41: providers.acme-rides.clients[0].allow.delivery-fleet-reader: delivery-fleet-reader tokens are wildcards"),
-        ("        allow: { server: any }\n        allowServerTokens: true",
-         "config.yaml:8:26: providers.acme-rides.clients[0].allow.server: server tokens are wildcards"),
-        ("        allow: { server: whole-fleet }",
-         "config.yaml:8:16: providers.acme-rides.clients[0].allow: server tokens open the whole on-demand fleet; a client that needs them must also say allowServerTokens: true"),
-        ("        allow: { consumer: whole-fleet }",
-         "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: 'whole-fleet' is only for fleet-reader, delivery-fleet-reader and server tokens"),
-        ("        allow: { consumer: any }\n        allowServerTokens: true",
-         "config.yaml:9:28: providers.acme-rides.clients[0].allowServerTokens: allowServerTokens without `server: whole-fleet` in allow does nothing"),
-        ("        allow: { delivery-driver: any }\n        allowAllTasks: true",
-         "config.yaml:9:24: providers.acme-rides.clients[0].allowAllTasks: allowAllTasks is for trusted-delivery-driver tokens"),
-        ("        allow: { consumer: everything }",
-         "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: expected 'any', 'whole-fleet' or { claim: NAME }"),
+        (
+            "        allow: { fleet-reader: any }",
+            "config.yaml:8:32: providers.acme-rides.clients[0].allow.fleet-reader: fleet-reader tokens are wildcards over the whole fleet and are granted only by name: 'fleet-reader: whole-fleet'"
+        ),
+        (
+            "        allow: { delivery-fleet-reader: any }",
+            "config.yaml:8:41: providers.acme-rides.clients[0].allow.delivery-fleet-reader: delivery-fleet-reader tokens are wildcards"
+        ),
+        (
+            "        allow: { server: any }\n        allowServerTokens: true",
+            "config.yaml:8:26: providers.acme-rides.clients[0].allow.server: server tokens are wildcards"
+        ),
+        (
+            "        allow: { server: whole-fleet }",
+            "config.yaml:8:16: providers.acme-rides.clients[0].allow: server tokens open the whole on-demand fleet; a client that needs them must also say allowServerTokens: true"
+        ),
+        (
+            "        allow: { consumer: whole-fleet }",
+            "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: 'whole-fleet' is only for fleet-reader, delivery-fleet-reader and server tokens"
+        ),
+        (
+            "        allow: { consumer: any }\n        allowServerTokens: true",
+            "config.yaml:9:28: providers.acme-rides.clients[0].allowServerTokens: allowServerTokens without `server: whole-fleet` in allow does nothing"
+        ),
+        (
+            "        allow: { delivery-driver: any }\n        allowAllTasks: true",
+            "config.yaml:9:24: providers.acme-rides.clients[0].allowAllTasks: allowAllTasks is for trusted-delivery-driver tokens"
+        ),
+        (
+            "        allow: { consumer: everything }",
+            "config.yaml:8:28: providers.acme-rides.clients[0].allow.consumer: expected 'any', 'whole-fleet' or { claim: NAME }"
+        ),
     ])
     func refusesEveryBroaderGrantThanNamed(client: String, expected: String) {
         #expect(error(client).hasPrefix(expected), "\(error(client))")

@@ -44,7 +44,8 @@ import TokenGateCore
         )
         let text = String(decoding: JSON.serialize(.object(claims)), as: UTF8.self)
         #expect(
-            text == #"{"iss":"sa@p.iam.gserviceaccount.com","sub":"sa@p.iam.gserviceaccount.com","aud":"https://fleetengine.googleapis.com/","iat":1700000000,"exp":1700003600,"authorization":{"tripid":"trip-1"}}"#
+            text
+                == #"{"iss":"sa@p.iam.gserviceaccount.com","sub":"sa@p.iam.gserviceaccount.com","aud":"https://fleetengine.googleapis.com/","iat":1700000000,"exp":1700003600,"authorization":{"tripid":"trip-1"}}"#
         )
     }
 

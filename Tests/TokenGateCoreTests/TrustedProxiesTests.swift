@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TokenGateCore
 
 /// Finding the client behind trusted proxies: only a trusted peer's headers are read, the chain is walked from the

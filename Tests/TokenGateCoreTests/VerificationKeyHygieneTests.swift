@@ -1,8 +1,9 @@
 import Foundation
 import JOSE
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// What a `verify:` list refuses or warns about: certificates outside their validity, private keys where public
 /// ones suffice, entries without the service account they sign for.
@@ -57,10 +58,11 @@ import TokenGateTesting
         #expect(warnings.isEmpty)
     }
 
-    @Test(arguments: [
-        (-7200, -3600, "the certificate expired at"),
-        (3600, 7200, "the certificate is not valid before"),
-    ] as [(Int64, Int64, String)])
+    @Test(
+        arguments: [
+            (-7200, -3600, "the certificate expired at"),
+            (3600, 7200, "the certificate is not valid before"),
+        ] as [(Int64, Int64, String)])
     func aCertificateOutsideItsValidityIsRefused(_ from: Int64, _ until: Int64, _ message: String) async throws {
         let pem = try await certificate(notBefore: Self.now + from, notAfter: Self.now + until)
         let error = #expect(throws: ConfigError.self) { _ = try parse(Self.entry, files: ["cert.pem": pem]) }
@@ -69,7 +71,8 @@ import TokenGateTesting
 
     @Test func aPrivateKeyWhereAPublicOneSufficesIsUsedAsPublicAndWarned() throws {
         let key = try JWSKey.generate(.rs256, keyID: "k1")
-        let (sources, warnings) = try parse(Self.entry.replacingOccurrences(of: "cert.pem", with: "key.pem"), files: ["key.pem": try key.privateKeyPEM()])
+        let (sources, warnings) = try parse(
+            Self.entry.replacingOccurrences(of: "cert.pem", with: "key.pem"), files: ["key.pem": try key.privateKeyPEM()])
         guard case .fixed(let set)? = sources.first?.source else { throw ConditionNeverHeld() }
         #expect(set.keys.allSatisfy { !$0.isPrivate })
         #expect(warnings.contains { $0.message.hasPrefix("holds a private key; only its public part is used") })

@@ -38,7 +38,10 @@ import TokenGateTesting
             for (path, credential) in cases {
                 let response = try await gateway.get(path, bearer: credential)
                 #expect((400..<500).contains(response.status))
-                for secret in ["dispatch", "retired", "rider-app", "other-dispatch", "revoked", "acme-rides", "other-fleet", "evil", "trip-7", "bad_signature", "wrong_issuer", "claim"] {
+                for secret in [
+                    "dispatch", "retired", "rider-app", "other-dispatch", "revoked", "acme-rides", "other-fleet", "evil", "trip-7", "bad_signature",
+                    "wrong_issuer", "claim",
+                ] {
                     #expect(!response.text.contains(secret), "\(path): \(response.text)")
                 }
                 let message = try #require(response.json["error"]?.objectValue?["message"]?.stringValue)
@@ -123,7 +126,8 @@ import TokenGateTesting
             let longCredential = try await gateway.get(Self.trip, bearer: String(repeating: "k", count: 9000))
             #expect(longCredential.status == 400)
             // A header past the decoder's limit never reaches a handler.
-            let huge = try? await gateway.get(Self.trip, bearer: GatewayFixture.apiKey, headers: [("X-Padding", String(repeating: "p", count: 40_000))])
+            let huge = try? await gateway.get(
+                Self.trip, bearer: GatewayFixture.apiKey, headers: [("X-Padding", String(repeating: "p", count: 40_000))])
             #expect(huge == nil || huge!.status >= 400)
             #expect(fixture.probe.calls == 0)
         }

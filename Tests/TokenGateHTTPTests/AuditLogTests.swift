@@ -83,7 +83,9 @@ import TokenGateTesting
     @Test func anAuditFileThatCannotBeOpenedFailsTheReloadAndTheOldOneStays() async throws {
         let fixture = try GatewayFixture(audit: "{ path: audit.jsonl }")
         try await fixture.withGateway { gateway in
-            try fixture.rewriteConfig { $0.replacingOccurrences(of: "audit: { path: audit.jsonl }", with: "audit: { path: no-such-dir/audit.jsonl }") }
+            try fixture.rewriteConfig {
+                $0.replacingOccurrences(of: "audit: { path: audit.jsonl }", with: "audit: { path: no-such-dir/audit.jsonl }")
+            }
             await #expect(throws: AuditLogError.self) { try await gateway.reloader.reload(trigger: "test") }
             #expect(gateway.service.generation.number == 1)
             #expect(try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=trip-1", bearer: GatewayFixture.apiKey).status == 200)

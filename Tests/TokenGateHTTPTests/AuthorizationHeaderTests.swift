@@ -1,5 +1,6 @@
 import HTTPTypes
 import Testing
+
 @testable import TokenGateHTTP
 
 @Suite struct AuthorizationHeaderTests {

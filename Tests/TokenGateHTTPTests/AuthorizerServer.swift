@@ -1,6 +1,6 @@
 import Hummingbird
-import NIOCore
 import Logging
+import NIOCore
 import Synchronization
 
 /// A tenant's authorizer for tests: a real Hummingbird server on 127.0.0.1 and an ephemeral port that answers

@@ -45,7 +45,9 @@ import TokenGateTesting
             #expect(limited >= 5_800)
             // Before the fix a valid caller of this tenant got 429 on 15 of 16 requests here.
             for source: UInt32 in [2, 10, 209] {
-                #expect(try await Self.statuses(port: gateway.port, from: source, key: GatewayFixture.apiKey, count: 16) == Array(repeating: 200, count: 16))
+                #expect(
+                    try await Self.statuses(port: gateway.port, from: source, key: GatewayFixture.apiKey, count: 16)
+                        == Array(repeating: 200, count: 16))
             }
         }
     }

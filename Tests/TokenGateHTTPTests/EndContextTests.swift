@@ -50,7 +50,9 @@ import TokenGateTesting
             let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
             #expect(try await admin.request("POST", Self.endTrip1, bearer: GatewayFixture.globalAdminKey).status == 200)
             // A reload that changes the provider (new limits): a new generation, the same ended trips.
-            try fixture.rewriteConfig { $0.replacingOccurrences(of: "rateLimits: {}", with: "rateLimits: { caller: { rate: 1000/min, burst: 100 } }") }
+            try fixture.rewriteConfig {
+                $0.replacingOccurrences(of: "rateLimits: {}", with: "rateLimits: { caller: { rate: 1000/min, burst: 100 } }")
+            }
             try await gateway.reloader.reload(trigger: "test")
             #expect(gateway.service.generation.number == 2)
             let tokenPath = "/v1/providers/acme-rides/tokens/consumer?tripId=trip-1"
@@ -76,22 +78,23 @@ import TokenGateTesting
         }
     }
 
-    @Test(arguments: [
-        // (method, path, key, status, code)
-        ("POST", endTrip1, nil, 401, "unauthenticated"),
-        ("POST", endTrip1, GatewayFixture.apiKey, 401, "unauthenticated"),  // a client's key is no admin key
-        ("POST", endTrip1, GatewayFixture.otherAdminKey, 403, "forbidden"),  // another provider's admin key
-        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", GatewayFixture.globalAdminKey, 404, "unknown_provider"),
-        ("POST", "/admin/v1/providers/acme-rides/contexts/server/trip-1/end", GatewayFixture.globalAdminKey, 400, "invalid_request"),
-        ("POST", "/admin/v1/providers/acme-rides/contexts/teleporter/trip-1/end", GatewayFixture.globalAdminKey, 404, "unknown_token_type"),
-        ("POST", "/admin/v1/providers/acme-rides/contexts/consumer/*/end", GatewayFixture.globalAdminKey, 400, "invalid_request"),
-        ("GET", endTrip1, GatewayFixture.globalAdminKey, 405, "method_not_allowed"),
-        // The key is checked before the provider: a wrong key learns nothing, not even which providers exist, and
-        // a provider's key nothing of other tenants.
-        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", "tg_wrong_admin_key", 401, "unauthenticated"),
-        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", nil, 401, "unauthenticated"),
-        ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", GatewayFixture.acmeAdminKey, 403, "forbidden"),
-    ] as [(String, String, String?, Int, String)])
+    @Test(
+        arguments: [
+            // (method, path, key, status, code)
+            ("POST", endTrip1, nil, 401, "unauthenticated"),
+            ("POST", endTrip1, GatewayFixture.apiKey, 401, "unauthenticated"),  // a client's key is no admin key
+            ("POST", endTrip1, GatewayFixture.otherAdminKey, 403, "forbidden"),  // another provider's admin key
+            ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", GatewayFixture.globalAdminKey, 404, "unknown_provider"),
+            ("POST", "/admin/v1/providers/acme-rides/contexts/server/trip-1/end", GatewayFixture.globalAdminKey, 400, "invalid_request"),
+            ("POST", "/admin/v1/providers/acme-rides/contexts/teleporter/trip-1/end", GatewayFixture.globalAdminKey, 404, "unknown_token_type"),
+            ("POST", "/admin/v1/providers/acme-rides/contexts/consumer/*/end", GatewayFixture.globalAdminKey, 400, "invalid_request"),
+            ("GET", endTrip1, GatewayFixture.globalAdminKey, 405, "method_not_allowed"),
+            // The key is checked before the provider: a wrong key learns nothing, not even which providers exist, and
+            // a provider's key nothing of other tenants.
+            ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", "tg_wrong_admin_key", 401, "unauthenticated"),
+            ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", nil, 401, "unauthenticated"),
+            ("POST", "/admin/v1/providers/nobody-here/contexts/consumer/trip-1/end", GatewayFixture.acmeAdminKey, 403, "forbidden"),
+        ] as [(String, String, String?, Int, String)])
     func refusesWithoutTheRightAdminKeyOrContext(method: String, path: String, key: String?, status: Int, code: String) async throws {
         let fixture = try GatewayFixture()
         try await fixture.withGateway { gateway in
@@ -126,7 +129,9 @@ import TokenGateTesting
             #expect(ended.status == 200, "\(ended.text)")
 
             let metrics = try await gateway.metrics()
-            #expect(metrics.contains(#"tokengate_admin_auth_failures_total{code="unauthenticated"} \#(statuses.filter { $0 == 401 }.count)"#), "\(metrics)")
+            #expect(
+                metrics.contains(#"tokengate_admin_auth_failures_total{code="unauthenticated"} \#(statuses.filter { $0 == 401 }.count)"#),
+                "\(metrics)")
             #expect(metrics.contains(#"tokengate_admin_auth_failures_total{code="rate_limited"} \#(statuses.filter { $0 == 429 }.count)"#))
             let lines = logs.all.map(\.text)
             #expect(lines.filter { $0.contains("wrong admin key") }.count == statuses.filter { $0 == 401 }.count)

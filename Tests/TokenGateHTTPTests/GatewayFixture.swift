@@ -116,7 +116,8 @@ struct GatewayFixture {
     }
 
     /// A session token from the fixture's identity provider.
-    func sessionToken(subject: String = "rider-1", claims extra: JSONObject, lifetime: Int64 = 3600, issuer: String = sessionIssuer) throws -> String {
+    func sessionToken(subject: String = "rider-1", claims extra: JSONObject, lifetime: Int64 = 3600, issuer: String = sessionIssuer) throws -> String
+    {
         var claims = JSONObject()
         claims["iss"] = .string(issuer)
         claims["sub"] = .string(subject)

@@ -202,7 +202,9 @@ import TokenGateTesting
             _ = try await gateway.get("/v1/providers/plain-rides/samples/token/delivery_driver/van-3", bearer: "plain-key-0123456789")
             let denials = try await gateway.metrics().split(separator: "\n").filter { $0.hasPrefix("tokengate_denials_total{") }
             #expect(
-                denials.contains { $0.contains(#"provider="plain-rides""#) && $0.contains(#"token_type="delivery-driver""#) && $0.contains(#"code="not_found""#) },
+                denials.contains {
+                    $0.contains(#"provider="plain-rides""#) && $0.contains(#"token_type="delivery-driver""#) && $0.contains(#"code="not_found""#)
+                },
                 "\(denials)")
             // The main route still serves it.
             #expect(try await gateway.get("/v1/providers/plain-rides/tokens/consumer?tripId=trip-42", bearer: "plain-key-0123456789").status == 200)

@@ -29,7 +29,8 @@ import TokenGateTesting
         let onDisk = try JSON.parse(Array(try Data(contentsOf: Self.checkedIn)))
         #expect(
             onDisk == OpenAPIDocument.json,
-            "Sources/TokenGateHTTP/OpenAPI/openapi.json is stale: regenerate it with `curl -s http://127.0.0.1:9464/openapi.json | python3 -m json.tool --indent 2`")
+            "Sources/TokenGateHTTP/OpenAPI/openapi.json is stale: regenerate it with `curl -s http://127.0.0.1:9464/openapi.json | python3 -m json.tool --indent 2`"
+        )
     }
 
     @Test func everyDocumentedRouteExistsAndEveryRouteIsDocumented() {
@@ -68,12 +69,17 @@ import TokenGateTesting
             // that is malformed and lacks a credential is 400, not 401; docs/http-api.md, "Order of checks"). Every other
             // check runs: no 5xx, status codes, content types, headers and bodies as documented, unsupported
             // methods, authentication enforced (ignored_auth).
-            let common = ["-m", "schemathesis.cli", "run", path, "-n", "15", "--seed", "20261122", "--checks", "all",
+            let common = [
+                "-m", "schemathesis.cli", "run", path, "-n", "15", "--seed", "20261122", "--checks", "all",
                 "--exclude-checks", "positive_data_acceptance,missing_required_header", "--no-color", "--request-timeout", "10",
-                "--max-failures", "5"]
+                "--max-failures", "5",
+            ]
             let publicRun = try await ChildProcess.run(
-                "python3", common + ["--url", gateway.baseURL, "--include-tag", "tokens", "--include-tag", "health",
-                    "-H", "Authorization: Bearer \(GatewayFixture.apiKey)"])
+                "python3",
+                common + [
+                    "--url", gateway.baseURL, "--include-tag", "tokens", "--include-tag", "health",
+                    "-H", "Authorization: Bearer \(GatewayFixture.apiKey)",
+                ])
             #expect(publicRun.status == 0, "schemathesis (public listener):\n\(publicRun.output)")
             let adminRun = try await ChildProcess.run("python3", common + ["--url", gateway.adminURL, "--include-tag", "admin"])
             #expect(adminRun.status == 0, "schemathesis (admin listener):\n\(adminRun.output)")

@@ -20,7 +20,9 @@ import TokenGateCore
         let headerLength = 43
         #expect(parse(line, .v1) == .header(client: PeerAddress(parsing: "203.0.113.9"), length: headerLength))
         for end in 0..<headerLength { #expect(parse(Array(line.prefix(end)), .v1) == .incomplete, "\(end)") }
-        #expect(parse(Array("PROXY TCP6 2001:db8::9 2001:db8::1 4711 443\r\n".utf8), .v1) == .header(client: PeerAddress(parsing: "2001:db8::9"), length: 45))
+        #expect(
+            parse(Array("PROXY TCP6 2001:db8::9 2001:db8::1 4711 443\r\n".utf8), .v1)
+                == .header(client: PeerAddress(parsing: "2001:db8::9"), length: 45))
         #expect(parse(Array("PROXY UNKNOWN\r\n".utf8), .v1) == .header(client: nil, length: 15))
     }
 

@@ -60,7 +60,9 @@ import TokenGateTesting
             #expect(notReady.json["status"] == .string("not_ready"))
             let provider = try #require(notReady.json["providers"]?.objectValue?["acme-rides"]?.objectValue)
             #expect(provider["state"] == .string("not_ready"))
-            #expect(provider["reasons"]?.arrayValue?.first?.stringValue?.contains("session-token keys from \(Self.url) not fetched yet: fetching the JWKS failed: HTTP 500") == true)
+            #expect(
+                provider["reasons"]?.arrayValue?.first?.stringValue?.contains(
+                    "session-token keys from \(Self.url) not fetched yet: fetching the JWKS failed: HTTP 500") == true)
             // Liveness is not readiness.
             #expect(try await gateway.get("/healthz").status == 200)
 

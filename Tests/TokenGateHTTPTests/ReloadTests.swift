@@ -44,11 +44,18 @@ import TokenGateTesting
                 for step in 0..<6 {
                     if step == 2 {
                         try fixture.rewriteConfig {
-                            $0.replacingOccurrences(of: "      - name: retired\n", with: "      - name: added-later\n        type: api-key\n        keySha256: \(String(repeating: "ab", count: 32))\n        allow: { consumer: any }\n      - name: retired\n")
+                            $0.replacingOccurrences(
+                                of: "      - name: retired\n",
+                                with:
+                                    "      - name: added-later\n        type: api-key\n        keySha256: \(String(repeating: "ab", count: 32))\n        allow: { consumer: any }\n      - name: retired\n"
+                            )
                         }
                     }
                     if step == 4 {
-                        try fixture.rewriteConfig { $0.replacingOccurrences(of: "  other-fleet:\n", with: "  other-fleet:\n    rateLimits: { provider: { rate: 100/s, burst: 10 } }\n") }
+                        try fixture.rewriteConfig {
+                            $0.replacingOccurrences(
+                                of: "  other-fleet:\n", with: "  other-fleet:\n    rateLimits: { provider: { rate: 100/s, burst: 10 } }\n")
+                        }
                     }
                     try await gateway.reloader.reload(trigger: "test \(step)")
                     await Task.yield()
@@ -117,7 +124,9 @@ import TokenGateTesting
             try fixture.rewriteConfig {
                 $0.replacingOccurrences(
                     of: "    compatibility: google-samples\n",
-                    with: "    compatibility: google-samples\n    response: { tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }\n")
+                    with:
+                        "    compatibility: google-samples\n    response: { tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }\n"
+                )
             }
             #expect(try await gateway.reloader.reload(trigger: "test").number == 2)
             let second = try await gateway.get(Self.path(1), bearer: GatewayFixture.apiKey)
@@ -132,13 +141,14 @@ import TokenGateTesting
     static func digest(_ key: String) -> String { HexBytes.encode((try? Digest.sha256(Array(key.utf8))) ?? []) }
 
     /// Every broken shape leaves the running generation serving, untouched, and logs the located reason.
-    @Test(arguments: [
-        ("a syntax error", "providers:\n  acme-rides: [\n", "config.yaml:"),
-        ("a value of the wrong type", nil, "providers.acme-rides.cache.maxEntries: expected an integer"),
-        ("a missing key file", nil, "serviceAccountFile: no such file"),
-        ("a key file others may read", nil, "is accessible to others (mode 644)"),
-        ("a half-written file", nil, "config.yaml:"),
-    ] as [(String, String?, String)])
+    @Test(
+        arguments: [
+            ("a syntax error", "providers:\n  acme-rides: [\n", "config.yaml:"),
+            ("a value of the wrong type", nil, "providers.acme-rides.cache.maxEntries: expected an integer"),
+            ("a missing key file", nil, "serviceAccountFile: no such file"),
+            ("a key file others may read", nil, "is accessible to others (mode 644)"),
+            ("a half-written file", nil, "config.yaml:"),
+        ] as [(String, String?, String)])
     func aBrokenConfigurationKeepsTheRunningGeneration(_ shape: String, _ replacement: String?, _ reason: String) async throws {
         let fixture = try GatewayFixture()
         let logs = LogRecorder()

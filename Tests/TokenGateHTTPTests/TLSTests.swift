@@ -16,12 +16,18 @@ import TokenGateTesting
     static func makeCertificate(_ name: String, in directory: TemporaryDirectory) async throws {
         let path = directory.path
         try directory.write("\(name).ext", "subjectAltName=IP:127.0.0.1\n")
-        try await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name)-ca.key", "-out", "\(path)/\(name)-ca.pem",
-            "-days", "1", "-subj", "/CN=TokenGate test CA \(name)"])
-        try await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name).key", "-out", "\(path)/\(name).csr",
-            "-subj", "/CN=127.0.0.1"])
-        try await openssl(["x509", "-req", "-in", "\(path)/\(name).csr", "-CA", "\(path)/\(name)-ca.pem", "-CAkey", "\(path)/\(name)-ca.key",
-            "-CAcreateserial", "-out", "\(path)/\(name).pem", "-days", "1", "-extfile", "\(path)/\(name).ext"])
+        try await openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name)-ca.key", "-out", "\(path)/\(name)-ca.pem",
+            "-days", "1", "-subj", "/CN=TokenGate test CA \(name)",
+        ])
+        try await openssl([
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(path)/\(name).key", "-out", "\(path)/\(name).csr",
+            "-subj", "/CN=127.0.0.1",
+        ])
+        try await openssl([
+            "x509", "-req", "-in", "\(path)/\(name).csr", "-CA", "\(path)/\(name)-ca.pem", "-CAkey", "\(path)/\(name)-ca.key",
+            "-CAcreateserial", "-out", "\(path)/\(name).pem", "-days", "1", "-extfile", "\(path)/\(name).ext",
+        ])
         chmod("\(path)/\(name).key", 0o600)
     }
 
@@ -64,17 +70,18 @@ import TokenGateTesting
         try await fixture.withGateway { gateway in
             #expect(gateway.baseURL.hasPrefix("https://"))
             try await Self.withClient(trusting: "\(directory.path)/first-ca.pem") { client in
-            let token = try await Self.get(client, "\(gateway.baseURL)/v1/providers/acme-rides/tokens/consumer?tripId=trip-1", bearer: GatewayFixture.apiKey)
-            #expect(token.status == 200)
-            #expect(token.body.contains("\"token\""))
+                let token = try await Self.get(
+                    client, "\(gateway.baseURL)/v1/providers/acme-rides/tokens/consumer?tripId=trip-1", bearer: GatewayFixture.apiKey)
+                #expect(token.status == 200)
+                #expect(token.body.contains("\"token\""))
 
-            // Plain HTTP to the TLS port: no HTTP answer, the connection is closed, nothing else is affected.
-            let plain = try await RawConnection.open(port: gateway.port, receiveTimeout: .seconds(5))
-            _ = try await plain.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            let answer = try await plain.drain()
-            #expect(answer.closed)
-            #expect(!String(decoding: answer.bytes, as: UTF8.self).contains("HTTP/1.1"))
-            #expect(try await Self.get(client, "\(gateway.baseURL)/healthz").status == 200)
+                // Plain HTTP to the TLS port: no HTTP answer, the connection is closed, nothing else is affected.
+                let plain = try await RawConnection.open(port: gateway.port, receiveTimeout: .seconds(5))
+                _ = try await plain.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                let answer = try await plain.drain()
+                #expect(answer.closed)
+                #expect(!String(decoding: answer.bytes, as: UTF8.self).contains("HTTP/1.1"))
+                #expect(try await Self.get(client, "\(gateway.baseURL)/healthz").status == 200)
             }
 
             // A client that does not trust the CA is refused by its own verification.
@@ -97,23 +104,23 @@ import TokenGateTesting
         try await fixture.withGateway { gateway in
             // One pooled keep-alive connection, verified against the first CA.
             try await Self.withClient(trusting: "\(directory.path)/first-ca.pem") { old in
-            try await Self.withClient(trusting: "\(directory.path)/second-ca.pem") { renewed in
-            #expect(try await Self.get(old, "\(gateway.baseURL)/healthz").status == 200)
-            await #expect(throws: (any Error).self) { try await Self.get(renewed, "\(gateway.baseURL)/healthz") }
+                try await Self.withClient(trusting: "\(directory.path)/second-ca.pem") { renewed in
+                    #expect(try await Self.get(old, "\(gateway.baseURL)/healthz").status == 200)
+                    await #expect(throws: (any Error).self) { try await Self.get(renewed, "\(gateway.baseURL)/healthz") }
 
-            // Renew: new files in place, then SIGHUP's reload.
-            for (source, target) in [("second.pem", certificate), ("second.key", key)] {
-                try FileManager.default.removeItem(atPath: target)
-                try FileManager.default.copyItem(atPath: "\(directory.path)/\(source)", toPath: target)
-            }
-            chmod(key, 0o600)
-            try await gateway.reloader.reload(trigger: "SIGHUP")
+                    // Renew: new files in place, then SIGHUP's reload.
+                    for (source, target) in [("second.pem", certificate), ("second.key", key)] {
+                        try FileManager.default.removeItem(atPath: target)
+                        try FileManager.default.copyItem(atPath: "\(directory.path)/\(source)", toPath: target)
+                    }
+                    chmod(key, 0o600)
+                    try await gateway.reloader.reload(trigger: "SIGHUP")
 
-            // New connections get the new certificate …
-            #expect(try await Self.get(renewed, "\(gateway.baseURL)/healthz").status == 200)
-            // … while the open connection goes on: a new one would fail, since it now presents the second CA's.
-            for _ in 0..<3 { #expect(try await Self.get(old, "\(gateway.baseURL)/healthz").status == 200) }
-            }
+                    // New connections get the new certificate …
+                    #expect(try await Self.get(renewed, "\(gateway.baseURL)/healthz").status == 200)
+                    // … while the open connection goes on: a new one would fail, since it now presents the second CA's.
+                    for _ in 0..<3 { #expect(try await Self.get(old, "\(gateway.baseURL)/healthz").status == 200) }
+                }
             }
         }
     }

@@ -1,10 +1,10 @@
 import Foundation
 import JOSE
 import Logging
+import StaticKeySigner
 import Testing
 import TokenGateCore
 import TokenGateHTTP
-import StaticKeySigner
 import TokenGateTesting
 
 /// Tenants in files of their own (`providers: { include: providers.d/*.yaml }`): a reload applies every tenant

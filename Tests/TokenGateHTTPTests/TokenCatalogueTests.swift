@@ -136,14 +136,22 @@ import TokenGateTesting
     static let wildcard = JSONValue.string("*")
 
     @Test(arguments: [
-        ("trusted-delivery-driver", "deliveryVehicleId=van-7&taskId=task-3", depotKey, #"{"deliveryVehicleId":"van-7","taskId":"task-3"}"#,
-            #"{"deliveryvehicleid":"van-7","taskid":"task-3"}"#, 3600),
-        ("trusted-delivery-driver", "deliveryVehicleId=van-7&taskId=*", depotKey, #"{"deliveryVehicleId":"van-7","taskId":"*"}"#,
-            #"{"deliveryvehicleid":"van-7","taskid":"*"}"#, 3600),
-        ("batch-tasks", "taskIds=task-1,task-2%2Ctask-3", depotKey, #"{"taskIds":["task-1","task-2","task-3"]}"#,
-            #"{"taskids":["task-1","task-2","task-3"]}"#, 3600),
-        ("fleet-reader", "", dashboardKey, "{}",
-            #"{"tripid":"*","vehicleid":"*","taskid":"*","trackingid":"*","deliveryvehicleid":"*"}"#, 600),
+        (
+            "trusted-delivery-driver", "deliveryVehicleId=van-7&taskId=task-3", depotKey, #"{"deliveryVehicleId":"van-7","taskId":"task-3"}"#,
+            #"{"deliveryvehicleid":"van-7","taskid":"task-3"}"#, 3600
+        ),
+        (
+            "trusted-delivery-driver", "deliveryVehicleId=van-7&taskId=*", depotKey, #"{"deliveryVehicleId":"van-7","taskId":"*"}"#,
+            #"{"deliveryvehicleid":"van-7","taskid":"*"}"#, 3600
+        ),
+        (
+            "batch-tasks", "taskIds=task-1,task-2%2Ctask-3", depotKey, #"{"taskIds":["task-1","task-2","task-3"]}"#,
+            #"{"taskids":["task-1","task-2","task-3"]}"#, 3600
+        ),
+        (
+            "fleet-reader", "", dashboardKey, "{}",
+            #"{"tripid":"*","vehicleid":"*","taskid":"*","trackingid":"*","deliveryvehicleid":"*"}"#, 600
+        ),
         ("delivery-fleet-reader", "", dashboardKey, "{}", #"{"taskid":"*","trackingid":"*","deliveryvehicleid":"*"}"#, 600),
         ("server", "", opsKey, "{}", #"{"tripid":"*","vehicleid":"*"}"#, 600),
     ])

@@ -14,7 +14,8 @@ import TokenGateTesting
         #expect(jwks.status == 200)
         var issuers: [String: String] = [:]
         for file in ["consumer", "driver", "delivery"] {
-            let account = try ServiceAccountKey(json: Array(try Data(contentsOf: URL(fileURLWithPath: "\(fixture.directory.path)/keys/\(file).json"))))
+            let account = try ServiceAccountKey(
+                json: Array(try Data(contentsOf: URL(fileURLWithPath: "\(fixture.directory.path)/keys/\(file).json"))))
             issuers[account.privateKeyID] = account.clientEmail
         }
         let keys = VerificationKeys(keySet: try JWKSet(json: jwks.body), issuers: issuers)
@@ -68,11 +69,22 @@ import TokenGateTesting
 
     @Test(arguments: [
         ("{ tokenKey: jwt, expiryKey: expirationTimestamp, expiryFormat: epoch-milliseconds }", "jwt", "expirationTimestamp", Int64(1000), Int64(0)),
-        ("{ tokenKey: TRIP_TOKEN_KEY, expiryKey: TOKEN_EXPIRATION, expiryFormat: seconds-from-now }", "TRIP_TOKEN_KEY", "TOKEN_EXPIRATION", Int64(0), Int64(3600)),
-        ("{ tokenKey: token, expiryKey: expiration_timestamp_ms, expiryFormat: epoch-milliseconds }", "token", "expiration_timestamp_ms", Int64(1000), Int64(0)),
-        ("{ tokenKey: TRIP_TOKEN_KEY, expiryKey: TOKEN_EXPIRATION, expiryFormat: epoch-seconds }", "TRIP_TOKEN_KEY", "TOKEN_EXPIRATION", Int64(1), Int64(0)),
+        (
+            "{ tokenKey: TRIP_TOKEN_KEY, expiryKey: TOKEN_EXPIRATION, expiryFormat: seconds-from-now }", "TRIP_TOKEN_KEY", "TOKEN_EXPIRATION",
+            Int64(0), Int64(3600)
+        ),
+        (
+            "{ tokenKey: token, expiryKey: expiration_timestamp_ms, expiryFormat: epoch-milliseconds }", "token", "expiration_timestamp_ms",
+            Int64(1000), Int64(0)
+        ),
+        (
+            "{ tokenKey: TRIP_TOKEN_KEY, expiryKey: TOKEN_EXPIRATION, expiryFormat: epoch-seconds }", "TRIP_TOKEN_KEY", "TOKEN_EXPIRATION", Int64(1),
+            Int64(0)
+        ),
     ])
-    func speaksTheResponseShapeExistingAppsParse(mapping: String, tokenKey: String, expiryKey: String, absoluteFactor: Int64, relative: Int64) async throws {
+    func speaksTheResponseShapeExistingAppsParse(mapping: String, tokenKey: String, expiryKey: String, absoluteFactor: Int64, relative: Int64)
+        async throws
+    {
         let fixture = try GatewayFixture(response: mapping)
         try await fixture.withGateway { gateway in
             let response = try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=t-1", bearer: GatewayFixture.apiKey)

@@ -1,7 +1,7 @@
 import Foundation
+import RESP
 import RESPTesting
 import Synchronization
-import RESP
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -50,13 +50,15 @@ struct ClusterTests {
             // An end deletes the context's token from the shard that holds it.
             let ended = try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-2/end")
             #expect(ended.status == 200)
-            #expect(try await eventually {
-                var keys: Set<String> = []
-                for node in cluster.nodes {
-                    keys.formUnion(try await node.withClient { try await $0.send(["KEYS", "tokengate:token:*"]).elements ?? [] }.compactMap(\.string))
-                }
-                return keys.count == 8
-            })
+            #expect(
+                try await eventually {
+                    var keys: Set<String> = []
+                    for node in cluster.nodes {
+                        keys.formUnion(
+                            try await node.withClient { try await $0.send(["KEYS", "tokengate:token:*"]).elements ?? [] }.compactMap(\.string))
+                    }
+                    return keys.count == 8
+                })
         }
     }
 

@@ -16,9 +16,10 @@ struct EndedContextReplicationTests {
             // Within a second (longer under a sanitizer: TestTiming); docs/operations.md says milliseconds.
             let started = ContinuousClock.now
             for replica in replicas[1...] {
-                #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
-                    try await replica.consumerToken("trip-done").errorCode == "context_ended"
-                })
+                #expect(
+                    try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                        try await replica.consumerToken("trip-done").errorCode == "context_ended"
+                    })
             }
             #expect(ContinuousClock.now - started < TestTiming.bound(.seconds(2)))
             // Ended first, evicted second (a request between the two is refused before the cache): the eviction may
@@ -30,9 +31,10 @@ struct EndedContextReplicationTests {
             let lifted = try await replicas[2].adminRequest("DELETE", "/admin/v1/providers/acme-rides/contexts/consumer/trip-done/end")
             #expect(lifted.status == 200)
             for replica in replicas {
-                #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
-                    try await replica.consumerToken("trip-done").status == 200
-                })
+                #expect(
+                    try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                        try await replica.consumerToken("trip-done").status == 200
+                    })
             }
         }
     }
@@ -62,14 +64,16 @@ struct EndedContextReplicationTests {
 
             // An end whose lift message replica 1 misses: the lift is written to the store's list alone.
             #expect(try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-late/end").status == 200)
-            #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
-                try await replicas[1].consumerToken("trip-late").errorCode == "context_ended"
-            })
+            #expect(
+                try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                    try await replicas[1].consumerToken("trip-late").errorCode == "context_ended"
+                })
             _ = try await redis.withClient { try await $0.send(["HDEL", "tokengate:ended", "acme-rides consumer trip-late"]) }
             // The fixture resyncs every 500 ms.
-            #expect(try await eventually(within: TestTiming.bound(.seconds(3)), every: .milliseconds(20)) {
-                try await replicas[1].consumerToken("trip-late").status == 200
-            })
+            #expect(
+                try await eventually(within: TestTiming.bound(.seconds(3)), every: .milliseconds(20)) {
+                    try await replicas[1].consumerToken("trip-late").status == 200
+                })
         }
     }
 
@@ -99,17 +103,19 @@ struct EndedContextReplicationTests {
             ]
             // The replica fetched Google's keys in the background: a push before that is refused, and Pub/Sub retries.
             var answer: GatewayResponse?
-            #expect(try await eventually(within: TestTiming.bound(.seconds(10))) {
-                answer = try await RunningGateway.Endpoint(baseURL: replicas[0].adminURL).request(
-                    "POST", "/events/v1/pubsub/acme-rides", bearer: token, body: JSON.serialize(.object(push)))
-                return answer?.status == 200
-            })
+            #expect(
+                try await eventually(within: TestTiming.bound(.seconds(10))) {
+                    answer = try await RunningGateway.Endpoint(baseURL: replicas[0].adminURL).request(
+                        "POST", "/events/v1/pubsub/acme-rides", bearer: token, body: JSON.serialize(.object(push)))
+                    return answer?.status == 200
+                })
             #expect(answer?.json["outcome"] == "ended", "\(answer?.text ?? "")")
             let started = ContinuousClock.now
             for replica in replicas {
-                #expect(try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
-                    try await replica.consumerToken("trip-over").errorCode == "context_ended"
-                })
+                #expect(
+                    try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                        try await replica.consumerToken("trip-over").errorCode == "context_ended"
+                    })
             }
             #expect(ContinuousClock.now - started < TestTiming.bound(.seconds(2)))
         }

@@ -33,9 +33,10 @@ struct SentinelFailoverTests {
             try await Task.sleep(for: .milliseconds(200))
             await group.primary.stop()
             // The Sentinels see it down after a second, agree, and promote the replica.
-            #expect(try await eventually(within: TestTiming.bound(.seconds(30)), every: .milliseconds(100)) {
-                try await group.namedPrimaryPort() == group.replica.port
-            })
+            #expect(
+                try await eventually(within: TestTiming.bound(.seconds(30)), every: .milliseconds(100)) {
+                    try await group.namedPrimaryPort() == group.replica.port
+                })
             // The gateways follow: a new trip minted at one replica is adopted by the other, one backend call.
             #expect(try await Self.sharingAgain(fixture, replicas))
             stop.store(true, ordering: .relaxed)
@@ -58,9 +59,10 @@ struct SentinelFailoverTests {
             let keysIn0 = try await group.primary.withClient { try await $0.send(["DBSIZE"]).integer }
             #expect((keysIn3 ?? 0) > 0 && keysIn0 == 0, "keys in database 3: \(String(describing: keysIn3)), in 0: \(String(describing: keysIn0))")
             try await group.forceFailover()
-            #expect(try await eventually(within: TestTiming.bound(.seconds(30)), every: .milliseconds(100)) {
-                try await group.namedPrimaryPort() == group.replica.port
-            })
+            #expect(
+                try await eventually(within: TestTiming.bound(.seconds(30)), every: .milliseconds(100)) {
+                    try await group.namedPrimaryPort() == group.replica.port
+                })
             #expect(try await Self.sharingAgain(fixture, replicas))
             #expect(try await replicas[0].consumerToken("trip-before").status == 200)
         }

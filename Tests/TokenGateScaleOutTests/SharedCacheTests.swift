@@ -4,8 +4,9 @@ import NIOCore
 import RESP
 import Synchronization
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// The token cache and the single flight, shared by three replicas through Redis.
 @Suite(.timeLimit(.minutes(5)))
@@ -45,7 +46,8 @@ struct SharedCacheTests {
             let first = try await replicas[0].consumerToken("trip-1")
             #expect(first.status == 200)
             // The token is stored while it goes to the caller: once it is there, an empty cache finds it.
-            let key = try #require(replicas[1].service.sharedState).tokenKey(TokenCacheKey(provider: ProviderID("acme-rides")!, context: .trip(ContextID("trip-1")!)))
+            let key = try #require(replicas[1].service.sharedState).tokenKey(
+                TokenCacheKey(provider: ProviderID("acme-rides")!, context: .trip(ContextID("trip-1")!)))
             #expect(try await eventually { try await replicas[0].service.sharedState!.store.value(at: key) != nil })
             let second = try await replicas[1].consumerToken("trip-1")
             #expect(second.status == 200)
@@ -182,7 +184,8 @@ struct SharedCacheTests {
             let notice = listener.storedValues.register(key)
             defer { listener.storedValues.unregister(notice) }
             let started = ContinuousClock.now
-            try await shared.store.setValue(Array("sealed".utf8), at: key, lifetime: .seconds(60), releasing: SharedLockHold(key: lock, owner: "holder"))
+            try await shared.store.setValue(
+                Array("sealed".utf8), at: key, lifetime: .seconds(60), releasing: SharedLockHold(key: lock, owner: "holder"))
             await notice.wait(upTo: .seconds(10))
             #expect(ContinuousClock.now - started < .seconds(5))
             #expect(try await redis.withClient { try await $0.get(lock) } == nil)

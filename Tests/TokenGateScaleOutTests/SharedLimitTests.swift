@@ -15,7 +15,8 @@ struct SharedLimitTests {
         // second, and a limit of 1,200/min with a burst of 300 was never reached (CI). Where the run is slower
         // still (TestTiming: a sanitizer), rate and burst are that much lower: with a second core busy too, the
         // callers did not spend a burst of 60 within 20 s.
-        let perMinute = max(1, 600 / TestTiming.slowdown), burstSize = max(1, 60 / TestTiming.slowdown)
+        let perMinute = max(1, 600 / TestTiming.slowdown)
+        let burstSize = max(1, 60 / TestTiming.slowdown)
         let burst = Double(burstSize)
         let interval = Duration.seconds(60) / perMinute
         let limit = "{ provider: { rate: \(perMinute)/min, burst: \(burstSize) } }"
@@ -105,7 +106,8 @@ struct SharedLimitTests {
             let before = try await scripts()
             var connections: [RawConnection] = []
             for _ in 0..<60 { connections.append(try await RawConnection.open(port: replicas[0].port)) }
-            let request = "GET /v1/providers/acme-rides/tokens/consumer?tripId=trip-1 HTTP/1.1\r\nHost: gateway\r\n"
+            let request =
+                "GET /v1/providers/acme-rides/tokens/consumer?tripId=trip-1 HTTP/1.1\r\nHost: gateway\r\n"
                 + "Authorization: Bearer \(ScaleOutFixture.apiKey)\r\n\r\n"
             for connection in connections { #expect(try await connection.send(request)) }
             var statuses: [Int] = []

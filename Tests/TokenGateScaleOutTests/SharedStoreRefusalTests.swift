@@ -1,8 +1,9 @@
 import Foundation
 import RESP
 import Testing
-@testable import TokenGateCore
 import TokenGateTesting
+
+@testable import TokenGateCore
 
 /// What one bad key in Redis may cost: only the calls that touch it. A command Redis refuses (a key of the wrong
 /// type) is answered locally without taking the store out of use, and a mint lock left without an expiry is taken

@@ -160,9 +160,10 @@ import UpstreamHTTPProvider
 
                 // The healthy tenant: every request served, p99 within a bound of its own baseline.
                 let (baseP99, faultP99) = (Self.percentile(baseline, 0.99), Self.percentile(during, 0.99))
-                print("isolation: beta-cabs p99 \(Int(baseP99 * 1000)) ms alone, \(Int(faultP99 * 1000)) ms beside the hanging tenant; "
-                    + "\(baseline.count) and \(during.count) requests; "
-                    + "acme-rides \(hung.count) answers, slowest \(Int((hung.map(\.seconds).max() ?? 0) * 1000)) ms")
+                print(
+                    "isolation: beta-cabs p99 \(Int(baseP99 * 1000)) ms alone, \(Int(faultP99 * 1000)) ms beside the hanging tenant; "
+                        + "\(baseline.count) and \(during.count) requests; "
+                        + "acme-rides \(hung.count) answers, slowest \(Int((hung.map(\.seconds).max() ?? 0) * 1000)) ms")
                 #expect(Self.errorRate(baseline) == 0)
                 #expect(Self.errorRate(during) == 0, "\(during.filter { $0.status != 200 }.prefix(3))")
                 #expect(faultP99 <= 3 * baseP99 + 0.25 * Double(TestTiming.slowdown), "p99 \(faultP99) s against \(baseP99) s alone")

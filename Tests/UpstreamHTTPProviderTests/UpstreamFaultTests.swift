@@ -3,8 +3,9 @@ import JOSE
 import NIOCore
 import Testing
 import TokenGateCore
-@testable import UpstreamHTTPProvider
 import TokenGateTesting
+
+@testable import UpstreamHTTPProvider
 
 /// Every way the tenant's token server can misbehave in transport or form: the right error code, no more calls than
 /// the retry budget, and a later healthy answer works. Tokens that arrive but must not be served (bad signature,
@@ -21,7 +22,10 @@ import TokenGateTesting
             case .neverAnswers: ([.neverAnswer], .backendTimeout)
             case .tricklesBytes: ([.trickle(interval: .milliseconds(50))], .backendTimeout)
             case .htmlWith200:
-                ([.respond(status: 200, headers: [("Content-Type", "text/html")], body: Array("<html><body>Login</body></html>".utf8))], .backendError)
+                (
+                    [.respond(status: 200, headers: [("Content-Type", "text/html")], body: Array("<html><body>Login</body></html>".utf8))],
+                    .backendError
+                )
             case .emptyBody: ([.respond(status: 200)], .backendError)
             case .truncatedBody: ([.truncate(declaredLength: 400, body: Array(#"{"token":"eyJhbGciOi"#.utf8))], .backendError)
             case .tenMegabyteBody: ([.respond(status: 200, body: [UInt8](repeating: 0x20, count: 10 << 20))], .backendError)

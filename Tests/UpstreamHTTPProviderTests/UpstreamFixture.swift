@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TokenGateCore
 import TokenGateTesting
+
 @testable import UpstreamHTTPProvider
 
 /// One test's world: a scripted upstream, a client configured as the gateway configures it, a signing key the
@@ -25,7 +26,8 @@ struct UpstreamFixture: Sendable {
     /// Runs `body` with a fresh fixture and tears it down afterwards, whatever happens.
     static func run(_ body: (UpstreamFixture) async throws -> Void) async throws {
         let upstream = try await ScriptedUpstream.start()
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamHTTPProviderFactory.recommendedConfiguration())
+        let client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamHTTPProviderFactory.recommendedConfiguration())
         let fixture = UpstreamFixture(
             upstream: upstream,
             client: client,
@@ -65,7 +67,8 @@ struct UpstreamFixture: Sendable {
 
     /// Builds a backend from `yaml` (a document whose `backend:` is the section) through the factory.
     func backend(_ yaml: String? = nil, environment: [String: String] = [:], client: HTTPClient? = nil) async throws -> any TokenBackend {
-        let root = try ConfigNode.parse(Array((yaml ?? config()).utf8), file: ConfigFile(path: "/etc/tokengate/config.yaml", environment: environment))
+        let root = try ConfigNode.parse(
+            Array((yaml ?? config()).utf8), file: ConfigFile(path: "/etc/tokengate/config.yaml", environment: environment))
         let section = try #require(try root.entries().first { $0.key == "backend" }?.node)
         let clock = TokenGateClock(wallSeconds: { Self.now }, monotonicNanoseconds: { [monotonic] in monotonic.withLock { $0 } })
         let timing = UpstreamTiming(sleep: { [sleeps] delay in sleeps.withLock { $0.append(delay) } }, jitter: { 1 })

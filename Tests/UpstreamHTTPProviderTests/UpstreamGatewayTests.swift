@@ -186,7 +186,8 @@ import UpstreamHTTPProvider
             fixture.upstream.script("/token", [.json(#"{"error":"busy"}"#, status: 503), fixture.tokenResponse(try fixture.token())])
             try await Self.withGateway(fixture, clock: ManualClock(wallSeconds: UpstreamFixture.now)) { gateway in
                 try await Self.waitForKeys(gateway)
-                let response = try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=\(UpstreamFixture.trip.id!.rawValue)", bearer: Self.apiKey)
+                let response = try await gateway.get(
+                    "/v1/providers/acme-rides/tokens/consumer?tripId=\(UpstreamFixture.trip.id!.rawValue)", bearer: Self.apiKey)
                 #expect(response.status == 200, "\(response.text)")
                 let metrics = try await gateway.metrics()
                 #expect(metrics.contains(#"tokengate_upstream_retries_total{provider="acme-rides"} 1"#), "\(metrics)")

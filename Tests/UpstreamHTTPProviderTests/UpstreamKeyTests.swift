@@ -4,6 +4,7 @@ import Logging
 import Testing
 import TokenGateCore
 import TokenGateTesting
+
 @testable import UpstreamHTTPProvider
 
 /// The `verify:` keys of an upstream provider, end to end: the JWKS URL is the gateway's one shared key set,
@@ -67,7 +68,8 @@ import TokenGateTesting
             let clock = ManualClock(wallSeconds: UpstreamFixture.now)
             let rotated = try TestKeys.other(0, keyID: "rotated-1")
             let later = try TestKeys.other(1, keyID: "rotated-2")
-            fixture.upstream.script("/jwks", [.json(try fixture.jwks([fixture.signer.key])), .json(try fixture.jwks([fixture.signer.key, rotated]))])
+            fixture.upstream.script(
+                "/jwks", [.json(try fixture.jwks([fixture.signer.key])), .json(try fixture.jwks([fixture.signer.key, rotated]))])
             try await UpstreamGatewayTests.withGateway(fixture, clock: clock) { gateway in
                 try await UpstreamGatewayTests.waitForKeys(gateway)
                 #expect(fixture.upstream.calls(to: "/jwks") == 1)
@@ -139,10 +141,14 @@ import TokenGateTesting
                     }
                 fixture.upstream.script("/jwks", [bad])
                 // An unknown kid makes the gateway refetch; the refetch fails; the token stays refused.
-                fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-1"), key: try TestKeys.other(0, keyID: "nope")))])
+                fixture.upstream.script(
+                    "/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-1"), key: try TestKeys.other(0, keyID: "nope")))])
                 #expect(try await gateway.get(Self.trip("trip-1"), bearer: Self.apiKey).status == 502)
                 #expect(fixture.upstream.calls(to: "/jwks") == 2)
-                #expect(logs.all.contains { $0.level == .warning && $0.text.contains("JWKS not refreshed") && $0.text.contains("keeping the last good key set") })
+                #expect(
+                    logs.all.contains {
+                        $0.level == .warning && $0.text.contains("JWKS not refreshed") && $0.text.contains("keeping the last good key set")
+                    })
                 // The last good set still verifies the signer's tokens.
                 fixture.upstream.script("/token", [fixture.tokenResponse(try fixture.token(for: Self.context("trip-1")))])
                 #expect(try await gateway.get(Self.trip("trip-1"), bearer: Self.apiKey).status == 200)

@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TokenGateCore
 import TokenGateTesting
+
 @testable import UpstreamHTTPProvider
 
 /// What the backend sends (URL templating, POST body, headers from the environment) and how it reads answers.
@@ -36,9 +37,9 @@ import TokenGateTesting
             let yaml = fixture.config(
                 url: "\(fixture.upstream.baseURL)/mint",
                 extra: """
-                  method: POST
-                  headers: { X-Api-Key: "${ACME_TOKEN_SERVER_KEY}", X-Tenant: acme }
-                """
+                      method: POST
+                      headers: { X-Api-Key: "${ACME_TOKEN_SERVER_KEY}", X-Tenant: acme }
+                    """
             )
             let backend = try await fixture.backend(yaml, environment: ["ACME_TOKEN_SERVER_KEY": "s3cret-value"])
             _ = try await backend.issue(TokenRequest(provider: UpstreamFixture.provider, context: UpstreamFixture.trip))

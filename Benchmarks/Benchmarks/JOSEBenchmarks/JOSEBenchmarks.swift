@@ -38,12 +38,13 @@ let benchmarks: @Sendable () -> Void = {
     let token: String
     do {
         let key = try JWSKey.generate(.rs256, keyID: "bench")
-        token = try JWSSigner(key: key).sign(claims: JSONObject([
-            "iss": .string("fleet-engine-consumer@my-project-id.iam.gserviceaccount.com"),
-            "aud": .string("https://fleetengine.googleapis.com/"),
-            "iat": .integer(1_800_000_000), "exp": .integer(1_800_003_600),
-            "authorization": .object(JSONObject(["vehicleid": .string("vehicle-42")])),
-        ]))
+        token = try JWSSigner(key: key).sign(
+            claims: JSONObject([
+                "iss": .string("fleet-engine-consumer@my-project-id.iam.gserviceaccount.com"),
+                "aud": .string("https://fleetengine.googleapis.com/"),
+                "iat": .integer(1_800_000_000), "exp": .integer(1_800_003_600),
+                "authorization": .object(JSONObject(["vehicleid": .string("vehicle-42")])),
+            ]))
         verifier = JWTVerifier(keys: try JWKSet(keys: [key.publicKey()]))
     } catch {
         fatalError("RS256 token: \(error)")

@@ -1,9 +1,9 @@
 public import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The command line the load benchmark's yardstick servers (`bare-route`, `bare-nio`) share:
@@ -47,7 +47,8 @@ public struct BareServerOptions: Sendable {
 
 /// `{"token":"xxx…x"}` padded to exactly `size` bytes: the yardsticks' body, the size of the gateway's.
 public func fixedTokenBody(size: Int) -> ByteBuffer {
-    let prefix = #"{"token":""#, suffix = #""}"#
+    let prefix = #"{"token":""#
+    let suffix = #""}"#
     let padding = String(repeating: "x", count: size - prefix.utf8.count - suffix.utf8.count)
     return ByteBuffer(string: prefix + padding + suffix)
 }

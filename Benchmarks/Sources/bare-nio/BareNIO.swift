@@ -4,9 +4,9 @@ import NIOHTTP1
 import NIOPosix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The load benchmark's floor for a Swift server: SwiftNIO's HTTP/1 pipeline on one event loop, answering every
@@ -24,7 +24,8 @@ func say(_ line: String, to descriptor: Int32) {
 
 /// The current time as an HTTP date (`Mon, 23 Nov 2026 02:24:13 GMT`); strftime's C locale gives English names.
 func httpDate() -> String {
-    var now = time(nil), parts = tm()
+    var now = time(nil)
+    var parts = tm()
     gmtime_r(&now, &parts)
     var text = [CChar](repeating: 0, count: 64)
     let count = strftime(&text, text.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)

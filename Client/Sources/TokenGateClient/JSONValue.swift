@@ -2,7 +2,11 @@ internal import Foundation
 
 /// One JSON value of a flat object, decoded strictly: `true` is never a number and `"3600"` never a bool.
 enum JSONValue: Decodable, Sendable {
-    case null, bool(Bool), number(Double), string(String), nested
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case nested
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

@@ -10,8 +10,10 @@ import TokenGateClient
         (.tracking("parcel-9"), "/v1/providers/acme-rides/tokens/delivery-consumer?trackingId=parcel-9"),
         (.task("task-3"), "/v1/providers/acme-rides/tokens/delivery-consumer?taskId=task-3"),
         (.trip("a&b=c/d#e f"), "/v1/providers/acme-rides/tokens/consumer?tripId=a%26b%3Dc%2Fd%23e%20f"),
-        (.trustedDeliveryVehicle("van-7", task: "task-1"),
-         "/v1/providers/acme-rides/tokens/trusted-delivery-driver?deliveryVehicleId=van-7&taskId=task-1"),
+        (
+            .trustedDeliveryVehicle("van-7", task: "task-1"),
+            "/v1/providers/acme-rides/tokens/trusted-delivery-driver?deliveryVehicleId=van-7&taskId=task-1"
+        ),
         (.trustedDeliveryVehicle("van-7", task: "*"), "/v1/providers/acme-rides/tokens/trusted-delivery-driver?deliveryVehicleId=van-7&taskId=%2A"),
         (.tasks(["task-1", "task-2"]), "/v1/providers/acme-rides/tokens/batch-tasks?taskIds=task-1%2Ctask-2"),
         (.fleetReader, "/v1/providers/acme-rides/tokens/fleet-reader"),

@@ -1,6 +1,7 @@
 import FuzzSupport
-@testable import LinkedQueryParameters
 import TokenGateCore
+
+@testable import LinkedQueryParameters
 
 // LinkedQueryParameters is TokenGateHTTP's own QueryParameters.swift and RequestLimits.swift (see Package.swift).
 let limits = RequestLimits()

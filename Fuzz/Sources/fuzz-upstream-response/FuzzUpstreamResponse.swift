@@ -1,7 +1,8 @@
 import FuzzSupport
 import JOSE
-@testable import LinkedUpstreamResponseMapping
 import TokenGateCore
+
+@testable import LinkedUpstreamResponseMapping
 
 // LinkedUpstreamResponseMapping is the UpstreamHTTPProvider plugin's own UpstreamResponseMapping.swift (see Package.swift).
 let file = ConfigFile(path: "/nonexistent-tokengate-fuzz/config.yaml", environment: [:])
@@ -42,6 +43,7 @@ public func fuzzUpstreamResponse(_ data: UnsafePointer<UInt8>?, _ size: Int) -> 
         case .double(let double)?: abs(double) < 1e15
         default: false
         }
-    invariant((parsed.claimedExpiry != nil) == isNumber, "claimed expiry \(String(describing: parsed.claimedExpiry)) from \(String(describing: claimed))")
+    invariant(
+        (parsed.claimedExpiry != nil) == isNumber, "claimed expiry \(String(describing: parsed.claimedExpiry)) from \(String(describing: claimed))")
     return 0
 }

@@ -1,8 +1,9 @@
 internal import COpenSSL
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// When an X.509 certificate is valid: `notBefore` to `notAfter`, epoch seconds. A certificate used only as a

@@ -43,7 +43,7 @@ enum JWKImport {
                 try builder.addBytes("pub", point)
                 if let privateScalar { try builder.addNumber("priv", privateScalar) }
             }
-        } catch where error.reason == .openSSL {
+        } catch  where error.reason == .openSSL {
             // The lengths were right, so OpenSSL refused the point itself: it is not on the curve.
             throw JWSKeyError(.invalidECPoint, "The EC point (x, y) is not on \(curve.jwkName).", openSSLError: error.openSSLError)
         }

@@ -58,7 +58,9 @@ public enum AESGCM {
         output.append(contentsOf: try context.update(plaintext))
         var tail = [UInt8](repeating: 0, count: 16)
         var tailLength: Int32 = 0
-        guard EVP_EncryptFinal_ex(context.pointer, &tail, &tailLength) == 1 else { throw .openSSL(OpenSSLError.drain("EVP_EncryptFinal_ex").description) }
+        guard EVP_EncryptFinal_ex(context.pointer, &tail, &tailLength) == 1 else {
+            throw .openSSL(OpenSSLError.drain("EVP_EncryptFinal_ex").description)
+        }
         output.append(contentsOf: tail.prefix(Int(tailLength)))
         var tag = [UInt8](repeating: 0, count: tagLength)
         guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagLength), &tag) == 1 else {
@@ -104,7 +106,8 @@ public enum AESGCM {
             guard let pointer = EVP_CIPHER_CTX_new() else { throw .openSSL(OpenSSLError.drain("EVP_CIPHER_CTX_new").description) }
             self.pointer = pointer
             self.encrypt = encrypt
-            let initialised = encrypt
+            let initialised =
+                encrypt
                 ? EVP_EncryptInit_ex(pointer, EVP_aes_256_gcm(), nil, key, nonce)
                 : EVP_DecryptInit_ex(pointer, EVP_aes_256_gcm(), nil, key, nonce)
             guard initialised == 1 else {
@@ -116,7 +119,8 @@ public enum AESGCM {
         func addAssociatedData(_ data: [UInt8]) throws(Failure) {
             guard !data.isEmpty else { return }
             var length: Int32 = 0
-            let result = encrypt
+            let result =
+                encrypt
                 ? EVP_EncryptUpdate(pointer, nil, &length, data, Int32(data.count))
                 : EVP_DecryptUpdate(pointer, nil, &length, data, Int32(data.count))
             guard result == 1 else { throw .openSSL(OpenSSLError.drain("EVP_CipherUpdate(aad)").description) }
@@ -126,7 +130,8 @@ public enum AESGCM {
             guard !input.isEmpty else { return [] }
             var output = [UInt8](repeating: 0, count: input.count + 16)
             var length: Int32 = 0
-            let result = encrypt
+            let result =
+                encrypt
                 ? EVP_EncryptUpdate(pointer, &output, &length, input, Int32(input.count))
                 : EVP_DecryptUpdate(pointer, &output, &length, input, Int32(input.count))
             guard result == 1 else { throw .openSSL(OpenSSLError.drain("EVP_CipherUpdate").description) }

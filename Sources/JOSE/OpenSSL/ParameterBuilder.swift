@@ -17,7 +17,7 @@ final class ParameterBuilder {
 
     deinit {
         OSSL_PARAM_BLD_free(builder)
-        numbers.forEach { BN_clear_free($0) }
+        for number in numbers { BN_clear_free(number) }
         for buffer in buffers {
             OPENSSL_cleanse(buffer.baseAddress, buffer.count)
             buffer.deallocate()

@@ -32,7 +32,8 @@ final class SignatureTemplate: @unchecked Sendable {
             guard let context = EVP_MD_CTX_new() else { throw OpenSSLError.drain("EVP_MD_CTX_new") }
             // One signature per copy: without this flag a final would duplicate the key context again.
             EVP_MD_CTX_set_flags(context, EVP_MD_CTX_FLAG_FINALISE)
-            let result = signing
+            let result =
+                signing
                 ? EVP_DigestSignInit(context, nil, nil, nil, key.pointer)
                 : EVP_DigestVerifyInit(context, nil, nil, nil, key.pointer)
             guard result == 1 else {

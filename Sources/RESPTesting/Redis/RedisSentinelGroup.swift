@@ -157,7 +157,11 @@ public final class RedisSentinelGroup: Sendable {
     }
 
     private func stopSentinels() {
-        Self.stop(processes.withLock { processes in defer { processes = [] }; return processes })
+        Self.stop(
+            processes.withLock { processes in
+                defer { processes = [] }
+                return processes
+            })
     }
 
     private static func stop(_ processes: [Process]) {

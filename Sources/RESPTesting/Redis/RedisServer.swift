@@ -58,11 +58,13 @@ public final class RedisServer: Sendable {
     ) async throws -> Result {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        return try await LoopbackServer.with("redis-server", start: { port in
-            let server = try RedisServer(port: port, options: options, directory: directory)
-            try await server.start()
-            return server
-        }, stop: { await $0.stop() }, body)
+        return try await LoopbackServer.with(
+            "redis-server",
+            start: { port in
+                let server = try RedisServer(port: port, options: options, directory: directory)
+                try await server.start()
+                return server
+            }, stop: { await $0.stop() }, body)
     }
 
     /// Starts (or restarts) the server on its port and waits until it accepts connections.
@@ -95,7 +97,12 @@ public final class RedisServer: Sendable {
     /// shutdown, and it inherits the test process's blocked signals, SIGTERM among them, so a SIGTERM was never
     /// acted on and every stop waited out a 5 s grace period.
     public func stop() async {
-        guard let process = self.process.withLock({ current in defer { current = nil }; return current }) else { return }
+        guard
+            let process = self.process.withLock({ current in
+                defer { current = nil }
+                return current
+            })
+        else { return }
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }

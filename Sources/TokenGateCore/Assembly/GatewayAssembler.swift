@@ -161,7 +161,7 @@ public struct GatewayAssembler: Sendable {
             do {
                 providers[id] = try await makeRuntime(
                     settings, keySets: &keySets, previous: previous?.providers[id], replicas: configuration.sharedState?.replicas)
-            } catch where previous != nil && configuration.providerFiles[id] != nil {
+            } catch  where previous != nil && configuration.providerFiles[id] != nil {
                 broken[configuration.providerFiles[id]!] = error as? ConfigError ?? settings.backendSection.error("\(error)")
                 configuration.providers[id] = nil
                 configuration.providerFiles[id] = nil
@@ -241,7 +241,8 @@ public struct GatewayAssembler: Sendable {
         let metrics = metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: hasAuthorizer)
         // An open circuit stays open across a reload that keeps what it guards.
         let keepsGuards = previous?.settings.backendGuard == settings.backendGuard
-        let backendGuard = keepsBackend && keepsGuards
+        let backendGuard =
+            keepsBackend && keepsGuards
             ? previous!.backendGuard : makeGuard(.backend, settings)
         let authorizer = ProviderAuthorizer(
             provider: settings.id, clients: settings.clients, transport: authorizerTransport, metrics: metrics,
@@ -249,7 +250,8 @@ public struct GatewayAssembler: Sendable {
             guard: keepsClients && keepsGuards ? previous!.authorizer.callGuard : makeGuard(.authorizer, settings, counted: hasAuthorizer))
         let refusalLog = RateLimitRefusalLog(logger: logger, clock: clock)
         // Unchanged limits keep their buckets: nobody's allowance resets on reload.
-        let buckets = previous?.fingerprints.limits == fingerprints.limits
+        let buckets =
+            previous?.fingerprints.limits == fingerprints.limits
             ? previous!.limiters.buckets : RateLimitBuckets(settings.rateLimits, clock: clock)
         return ProviderRuntime(
             settings: settings,

@@ -88,7 +88,8 @@ struct ProviderLimiters: Sendable {
         } catch {
             throw error.withRateLimitHeaders(
                 policy.map {
-                    RateLimitHeaders(policy: $0, status: RateLimitHeaders.status(scope.rawValue, remaining: 0, resetNanoseconds: quota.resetNanoseconds))
+                    RateLimitHeaders(
+                        policy: $0, status: RateLimitHeaders.status(scope.rawValue, remaining: 0, resetNanoseconds: quota.resetNanoseconds))
                 })
         }
         guard !limiter.limit.shadow else { return }

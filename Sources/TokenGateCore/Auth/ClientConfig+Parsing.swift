@@ -1,5 +1,5 @@
-import YAML
 import JOSE
+import YAML
 
 extension ClientConfig {
     static let keys: Set<String> = [

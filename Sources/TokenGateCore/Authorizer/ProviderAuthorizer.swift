@@ -37,7 +37,6 @@ final class ProviderAuthorizer: Sendable {
         self.answers = answers
     }
 
-
     /// Whether ``check(_:for:)`` asks (or looks up) anything for `caller`: its client has an authorizer.
     func asks(_ caller: AuthenticatedCaller) -> Bool { settings(of: caller) != nil }
 
@@ -70,11 +69,12 @@ final class ProviderAuthorizer: Sendable {
         let (transport, metrics, callGuard) = (self.transport, self.metrics, self.callGuard)
         let (verdict, source) = await answers.verdict(for: key, cacheFor: settings.cacheFor) {
             do {
-                return try await callGuard.run({
-                    let verdict = await Self.ask(transport, request)
-                    metrics.recordAuthorizerCall(verdict.outcome)
-                    return verdict
-                }, failed: { if case .unavailable = $0 { true } else { false } })
+                return try await callGuard.run(
+                    {
+                        let verdict = await Self.ask(transport, request)
+                        metrics.recordAuthorizerCall(verdict.outcome)
+                        return verdict
+                    }, failed: { if case .unavailable = $0 { true } else { false } })
             } catch {
                 // Refused by the guard (open circuit, no slot in time) or cancelled: no answer, never cached.
                 return .unavailable(why: (error as? TokenGateError)?.reason ?? "\(type(of: error))")

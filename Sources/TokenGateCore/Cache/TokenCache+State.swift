@@ -142,7 +142,9 @@ extension TokenCache {
         mutating func finish(
             _ key: Key, flightID: UInt64, result: Result<Value, any Error>,
             wall: Int64, monotonic: UInt64, limits: Limits
-        ) -> (waiters: [Waiter], answer: Result<(value: Value, outcome: TokenCacheOutcome), any Error>, idleWaiters: [CheckedContinuation<Void, Never>]) {
+        ) -> (
+            waiters: [Waiter], answer: Result<(value: Value, outcome: TokenCacheOutcome), any Error>, idleWaiters: [CheckedContinuation<Void, Never>]
+        ) {
             guard let flight = flights[key], flight.id == flightID else {
                 assertionFailure("a flight ended twice or was replaced")
                 return ([], result.map { ($0, .miss) }, [])

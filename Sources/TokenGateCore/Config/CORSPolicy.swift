@@ -27,7 +27,11 @@ public struct CORSPolicy: Sendable, Equatable {
     /// name or IPv4 address with an optional port, or `http://` for `localhost` and `127.0.0.1` only; no path (not
     /// even `/`), query, fragment, user or wildcard.
     public static func normalizedOrigin(_ text: String) -> Result<String, OriginError> {
-        if text.contains("*") { return .failure(OriginError("a wildcard origin is never allowed: TokenGate's token route takes a credential (the Authorization header), so list each origin")) }
+        if text.contains("*") {
+            return .failure(
+                OriginError(
+                    "a wildcard origin is never allowed: TokenGate's token route takes a credential (the Authorization header), so list each origin"))
+        }
         guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else {
             return .failure(OriginError("expected an origin such as https://ops.example.com, got '\(text)'"))
         }
@@ -66,10 +70,14 @@ public struct CORSPolicy: Sendable, Equatable {
     /// Dot-separated, non-empty labels of lower-case letters, digits and inner hyphens.
     private static func isHostName(_ name: String) -> Bool {
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        return name.utf8.count <= 253 && labels.allSatisfy { label in
-            !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
-                && label.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
-        }
+        return name.utf8.count <= 253
+            && labels.allSatisfy { label in
+                !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
+                    && label.utf8.allSatisfy {
+                        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                            || $0 == UInt8(ascii: "-")
+                    }
+            }
     }
 
     /// Why a configured origin was refused.

@@ -90,9 +90,10 @@ public struct ConfigurationParser: Sendable {
         var defaults = Defaults()
         if let node = document.optional("defaults") {
             // A broken defaults section is reported; the providers are still checked, over the built-in defaults.
-            defaults = try errors.attempt {
-                try parseOverrides(node.mapping(allowedKeys: ["audience", "leeway", "cache", "rateLimits"]), over: Defaults())
-            } ?? Defaults()
+            defaults =
+                try errors.attempt {
+                    try parseOverrides(node.mapping(allowedKeys: ["audience", "leeway", "cache", "rateLimits"]), over: Defaults())
+                } ?? Defaults()
         }
         let providersNode = try document.required("providers")
         let (entries, included) = try providerEntries(providersNode, errors: &errors)

@@ -51,9 +51,9 @@ public struct TLSSettings: Sendable, Equatable {
         let validity: CertificateValidity
         do {
             validity = try TLSKeyPair.check(certificatePEM: certificate, privateKeyPEM: key)
-        } catch where error.reason == .keyMismatch {
+        } catch  where error.reason == .keyMismatch {
             throw certificateNode.error("the certificate is not for the key in privateKeyFile")
-        } catch where error.reason == .notPrivate || error.reason == .unsupportedKey {
+        } catch  where error.reason == .notPrivate || error.reason == .unsupportedKey {
             throw keyNode.error("not a usable private key: \(error.message)")
         } catch {
             throw certificateNode.error("not a usable certificate and key: \(error.message)")

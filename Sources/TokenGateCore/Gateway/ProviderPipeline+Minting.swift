@@ -106,7 +106,8 @@ extension ProviderPipeline {
         }
         let expiresAt = verified.expiresAt ?? now
         guard expiresAt - now >= refreshBeforeSeconds, notAfter.map({ expiresAt <= $0 }) ?? true else { return .stale }
-        return .usable(DeliveredToken(compact: compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt, sharingHeaderIn: runtime.tokenHeaders))
+        return .usable(
+            DeliveredToken(compact: compact, issuedAt: verified.issuedAt ?? now, expiresAt: expiresAt, sharingHeaderIn: runtime.tokenHeaders))
     }
 
     /// Seconds before expiry at which a cached token is refreshed (never less than the minimum it is served with).

@@ -42,8 +42,9 @@ extension BoundKeySource {
             throw node.keyError("only for a keyFile: a JWKS or service-account file names its own kids")
         }
         if let fileNode = mapping.optional("serviceAccountFile") {
-            fileNode.warn("a service-account key file holds the private key; a verifier needs only its public part: "
-                + "prefer the account's public keys (jwksUrl: https://www.googleapis.com/service_accounts/v1/jwk/EMAIL)")
+            fileNode.warn(
+                "a service-account key file holds the private key; a verifier needs only its public part: "
+                    + "prefer the account's public keys (jwksUrl: https://www.googleapis.com/service_accounts/v1/jwk/EMAIL)")
             if let problem = try fileNode.privateKeyFilePermissionProblem() { fileNode.warn(problem) }
             return try loadServiceAccountKey(fileNode, mapping: mapping)
         }
@@ -131,7 +132,8 @@ extension BoundKeySource {
             throw node.error("the certificate expired at \(Date(timeIntervalSince1970: TimeInterval(validity.notAfter)).formatted(.iso8601))")
         }
         if now < validity.notBefore {
-            throw node.error("the certificate is not valid before \(Date(timeIntervalSince1970: TimeInterval(validity.notBefore)).formatted(.iso8601))")
+            throw node.error(
+                "the certificate is not valid before \(Date(timeIntervalSince1970: TimeInterval(validity.notBefore)).formatted(.iso8601))")
         }
         return validity
     }

@@ -1,5 +1,5 @@
-import JOSE
 import CoreMetrics
+import JOSE
 
 /// Watches one provider's signing keys: each must still be listed among the keys Google publishes for its
 /// account (when `keyHealth.checkPublished` is on), and none may be near its configured `expires:` date. What is
@@ -39,7 +39,8 @@ final class SigningKeyHealth: Sendable {
         watched = keys.map { key in
             let dimensions = [("provider", provider.rawValue), ("kid", key.keyID)]
             // Literal labels, one per instrument: scripts/check-deploy reads the exported names from them.
-            let unpublishedGauge = settings.checkPublished
+            let unpublishedGauge =
+                settings.checkPublished
                 ? Gauge(label: "tokengate_signing_key_unpublished", dimensions: dimensions, factory: factory) : nil
             let expiryGauge = key.expiresAt.map { _ in
                 Gauge(label: "tokengate_signing_key_expiry_timestamp_seconds", dimensions: dimensions, factory: factory)

@@ -1,5 +1,5 @@
-public import ServiceLifecycle
 import Logging
+public import ServiceLifecycle
 import Synchronization
 
 extension SharedState {

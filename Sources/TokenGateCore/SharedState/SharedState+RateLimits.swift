@@ -69,9 +69,10 @@ extension ProviderLimiters {
             return true
         }
         shared.attempt(.rateLimit, start: { shared.store.acquire(charge.buckets, completion: $0) }) { outcome in
-            completion(Result { () throws(TokenGateError) in
-                try verdict(outcome, of: charge, caller: caller, context: context, shared: shared, fallback: fallback)
-            })
+            completion(
+                Result { () throws(TokenGateError) in
+                    try verdict(outcome, of: charge, caller: caller, context: context, shared: shared, fallback: fallback)
+                })
         }
         return true
     }

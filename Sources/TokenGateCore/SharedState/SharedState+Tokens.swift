@@ -1,6 +1,6 @@
+import JOSE
 import Logging
 import Synchronization
-import JOSE
 
 extension SharedState {
     /// What a token read from the store turned out to be, after the same verification a minted one passes.

@@ -43,7 +43,10 @@ public final class SharedState: Sendable {
 
     /// What a store call was for, in logs and metrics.
     enum Operation: String, CaseIterable {
-        case read, write, lock, unlock, rateLimit = "rate_limit", distinctContexts = "distinct_contexts", publish, resync, subscribe
+        case read, write, lock, unlock
+        case rateLimit = "rate_limit"
+        case distinctContexts = "distinct_contexts"
+        case publish, resync, subscribe
     }
 
     /// Shares through `store` as `settings` say.

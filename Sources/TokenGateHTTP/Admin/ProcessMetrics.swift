@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Prometheus
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The standard `process_*` metrics of Prometheus client libraries, read from `/proc/self` at each scrape:
 /// CPU seconds, resident and virtual memory, open and maximum file descriptors, start time. swift-prometheus has
@@ -32,53 +33,53 @@ final class ProcessMetrics: Sendable {
 
     func update() {
         #if os(Linux)
-        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
-            let afterName = stat.lastIndex(of: ")")
-        else { return }
-        // Fields after "(comm)": state is field 3 of proc(5), so index i here is field i + 3.
-        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
-        guard fields.count > 22 else { return }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
-        if let user = Double(fields[11]), let system = Double(fields[12]) {
-            let total = (user + system) / ticks
-            let delta = countedCPUSeconds.withLock { counted -> Double in
-                let delta = max(0, total - counted)
-                counted += delta
-                return delta
+            guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+                let afterName = stat.lastIndex(of: ")")
+            else { return }
+            // Fields after "(comm)": state is field 3 of proc(5), so index i here is field i + 3.
+            let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+            guard fields.count > 22 else { return }
+            let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+            let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
+            if let user = Double(fields[11]), let system = Double(fields[12]) {
+                let total = (user + system) / ticks
+                let delta = countedCPUSeconds.withLock { counted -> Double in
+                    let delta = max(0, total - counted)
+                    counted += delta
+                    return delta
+                }
+                if delta > 0 { cpuSeconds.increment(by: delta) }
             }
-            if delta > 0 { cpuSeconds.increment(by: delta) }
-        }
-        if let virtual = Double(fields[20]) { virtualBytes.set(virtual) }
-        if let pages = Double(fields[21]) { residentBytes.set(pages * pageSize) }
-        if let started = Double(fields[19]), let boot = Self.bootTime() { startTimeSeconds.set(boot + started / ticks) }
-        if let descriptors = Self.countEntries(inDirectory: "/proc/self/fd") {
-            // One of them is the directory being listed.
-            openFileDescriptors.set(Double(max(0, descriptors - 1)))
-        }
-        var limit = rlimit()
-        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { maxFileDescriptors.set(Double(limit.rlim_cur)) }
+            if let virtual = Double(fields[20]) { virtualBytes.set(virtual) }
+            if let pages = Double(fields[21]) { residentBytes.set(pages * pageSize) }
+            if let started = Double(fields[19]), let boot = Self.bootTime() { startTimeSeconds.set(boot + started / ticks) }
+            if let descriptors = Self.countEntries(inDirectory: "/proc/self/fd") {
+                // One of them is the directory being listed.
+                openFileDescriptors.set(Double(max(0, descriptors - 1)))
+            }
+            var limit = rlimit()
+            if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { maxFileDescriptors.set(Double(limit.rlim_cur)) }
         #endif
     }
 
     #if os(Linux)
-    /// The entries of a directory other than `.` and `..`, or nil when it cannot be opened. Read with `readdir`
-    /// and the name through a pointer: Foundation's `contentsOfDirectory` copies all 256 bytes of `d_name` out of
-    /// each entry, and for an entry at the very end of glibc's buffer that read crossed into an unmapped page (a CI
-    /// test process with some 1,400 descriptors open died in that copy, SIGSEGV in memcpy).
-    static func countEntries(inDirectory path: String) -> Int? {
-        guard let directory = opendir(path) else { return nil }
-        defer { closedir(directory) }
-        guard let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return nil }
-        var count = 0
-        while let entry = readdir(directory) {
-            let name = (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: UInt8.self)
-            let dot = UInt8(ascii: ".")
-            let isDotOrDotDot = name[0] == dot && (name[1] == 0 || (name[1] == dot && name[2] == 0))
-            if !isDotOrDotDot { count += 1 }
+        /// The entries of a directory other than `.` and `..`, or nil when it cannot be opened. Read with `readdir`
+        /// and the name through a pointer: Foundation's `contentsOfDirectory` copies all 256 bytes of `d_name` out of
+        /// each entry, and for an entry at the very end of glibc's buffer that read crossed into an unmapped page (a CI
+        /// test process with some 1,400 descriptors open died in that copy, SIGSEGV in memcpy).
+        static func countEntries(inDirectory path: String) -> Int? {
+            guard let directory = opendir(path) else { return nil }
+            defer { closedir(directory) }
+            guard let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return nil }
+            var count = 0
+            while let entry = readdir(directory) {
+                let name = (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: UInt8.self)
+                let dot = UInt8(ascii: ".")
+                let isDotOrDotDot = name[0] == dot && (name[1] == 0 || (name[1] == dot && name[2] == 0))
+                if !isDotOrDotDot { count += 1 }
+            }
+            return count
         }
-        return count
-    }
     #endif
 
     /// The boot time, epoch seconds, from `/proc/stat`'s `btime` line.

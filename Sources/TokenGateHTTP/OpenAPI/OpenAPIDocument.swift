@@ -19,10 +19,10 @@ public enum OpenAPIDocument {
                 "title": "TokenGate",
                 "version": "1",
                 "description": """
-                    Short-lived Google Fleet Engine tokens for rider, driver and delivery apps, per trip or vehicle, \
-                    for many tenants (providers). The public listener serves tokens, JWKS and health; the admin \
-                    listener (loopback by default) serves metrics, health and this document.
-                    """,
+                Short-lived Google Fleet Engine tokens for rider, driver and delivery apps, per trip or vehicle, \
+                for many tenants (providers). The public listener serves tokens, JWKS and health; the admin \
+                listener (loopback by default) serves metrics, health and this document.
+                """,
             ]),
             "servers": [.object(["url": "http://127.0.0.1:8080", "description": "the public listener (server.host, server.port)"])],
             "tags": [
@@ -67,7 +67,8 @@ public enum OpenAPIDocument {
                         A provider with a `response:` mapping answers 200 in the shape its apps already parse instead.
                         """),
                     "security": [.object(["bearer": []])],
-                    "parameters": .array(["tripId", "vehicleId", "deliveryVehicleId", "trackingId", "taskId"].map(contextParameter) + [taskIDsParameter]),
+                    "parameters": .array(
+                        ["tripId", "vehicleId", "deliveryVehicleId", "trackingId", "taskId"].map(contextParameter) + [taskIDsParameter]),
                     "responses": responses(
                         .token,
                         [
@@ -85,7 +86,8 @@ public enum OpenAPIDocument {
                     "operationId": "preflightToken",
                     "tags": ["tokens"],
                     "summary": "CORS preflight (or the allowed methods)",
-                    "description": "Without `Origin` and `Access-Control-Request-Method` it is no preflight: 204 with `Allow` for any provider ID and type.",
+                    "description":
+                        "Without `Origin` and `Access-Control-Request-Method` it is no preflight: 204 with `Allow` for any provider ID and type.",
                     "parameters": [
                         .object(["name": "providerId", "in": "path", "required": true, "schema": .object(["type": "string"])]),
                         .object(["name": "tokenType", "in": "path", "required": true, "schema": .object(["type": "string"])]),
@@ -133,7 +135,12 @@ public enum OpenAPIDocument {
                     "tags": ["tokens"],
                     "summary": "The public keys of the provider's signers",
                     "responses": responses(
-                        .jwks, ["200": .object(["description": "A JWKS (RFC 7517), public keys only.", "content": json(schema: "JWKS", example: jwksExample)])]),
+                        .jwks,
+                        [
+                            "200": .object([
+                                "description": "A JWKS (RFC 7517), public keys only.", "content": json(schema: "JWKS", example: jwksExample),
+                            ])
+                        ]),
                 ]),
             ]),
             "/healthz": .object(["get": health]),
@@ -152,7 +159,8 @@ public enum OpenAPIDocument {
                                 "content": .object([
                                     "text/plain": .object([
                                         "schema": .object(["type": "string"]),
-                                        "example": "tokengate_tokens_served_total{provider=\"acme-rides\",token_type=\"consumer\",cache=\"hit\"} 42\n",
+                                        "example":
+                                            "tokengate_tokens_served_total{provider=\"acme-rides\",token_type=\"consumer\",cache=\"hit\"} 42\n",
                                     ])
                                 ]),
                             ])
@@ -164,7 +172,8 @@ public enum OpenAPIDocument {
                     providerID,
                     .object([
                         "name": "tokenType", "in": "path", "required": true,
-                        "description": "The kind of entity: consumer (a trip), driver (a vehicle), delivery-driver or trusted-delivery-driver (a delivery vehicle), delivery-consumer (a tracking or task ID).",
+                        "description":
+                            "The kind of entity: consumer (a trip), driver (a vehicle), delivery-driver or trusted-delivery-driver (a delivery vehicle), delivery-consumer (a tracking or task ID).",
                         "schema": .object([
                             "type": "string",
                             "enum": ["consumer", "driver", "delivery-driver", "trusted-delivery-driver", "delivery-consumer"],
@@ -174,7 +183,8 @@ public enum OpenAPIDocument {
                 ],
                 "post": lifecycleOperation(
                     "endContext",
-                    summary: "End a trip, vehicle, task or shipment: evict its cached tokens and refuse new ones (410 context_ended) for endedContexts.refuseFor",
+                    summary:
+                        "End a trip, vehicle, task or shipment: evict its cached tokens and refuse new ones (410 context_ended) for endedContexts.refuseFor",
                     example: .object([
                         "providerId": "acme-rides", "tokenType": "consumer", "contextId": "trip-42", "ended": true,
                         "endedUntil": 1_795_378_271, "evictedTokens": 1,
@@ -191,8 +201,10 @@ public enum OpenAPIDocument {
                     "operationId": "receiveFleetEvent",
                     "tags": ["admin"],
                     "servers": adminServers,
-                    "summary": "The push endpoint of a Pub/Sub subscription carrying the provider's Fleet Engine log entries: a finished trip, task or vehicle is ended as by endContext",
-                    "description": "Takes the OIDC token Pub/Sub signs for the subscription's push identity (events: in config.yaml), not an admin key. Every verified push is answered 200 with what it did, so Pub/Sub retries none that cannot be acted on.",
+                    "summary":
+                        "The push endpoint of a Pub/Sub subscription carrying the provider's Fleet Engine log entries: a finished trip, task or vehicle is ended as by endContext",
+                    "description":
+                        "Takes the OIDC token Pub/Sub signs for the subscription's push identity (events: in config.yaml), not an admin key. Every verified push is answered 200 with what it did, so Pub/Sub retries none that cannot be acted on.",
                     "security": [.object(["bearer": []])],
                     "requestBody": .object([
                         "required": true,
@@ -254,7 +266,8 @@ public enum OpenAPIDocument {
         .object([
             "operationId": "getReadiness",
             "tags": ["health"],
-            "summary": "Readiness: 200 when every provider can serve, else 503; the status alone here, with each provider's state on the admin listener",
+            "summary":
+                "Readiness: 200 when every provider can serve, else 503; the status alone here, with each provider's state on the admin listener",
             "responses": responses(
                 .admin,
                 [
@@ -294,7 +307,8 @@ public enum OpenAPIDocument {
             "name": "taskIds", "in": "query", "required": false,
             "description": .string("1 to \(TaskIDList.maxCount) distinct task IDs, comma-separated (batch-tasks)."),
             "schema": .object([
-                "type": "string", "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}(,[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)})*$"),
+                "type": "string",
+                "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}(,[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)})*$"),
             ]),
         ])
     }
@@ -312,10 +326,10 @@ public enum OpenAPIDocument {
             "tags": ["samples"],
             "summary": .string(summary),
             "description": """
-                The same authentication, authorization, limits, cache and verification as `getToken`. On-demand types \
-                answer `{jwt, creationTimestamp, expirationTimestamp}`, last-mile types `{token, creation_timestamp_ms, \
-                expiration_timestamp_ms}` (epoch milliseconds). A provider without `compatibility: google-samples` answers 404.
-                """,
+            The same authentication, authorization, limits, cache and verification as `getToken`. On-demand types \
+            answer `{jwt, creationTimestamp, expirationTimestamp}`, last-mile types `{token, creation_timestamp_ms, \
+            expiration_timestamp_ms}` (epoch milliseconds). A provider without `compatibility: google-samples` answers 404.
+            """,
             "security": [.object(["bearer": []])],
             "responses": responses(
                 .samples,
@@ -348,7 +362,8 @@ public enum OpenAPIDocument {
             "tags": ["admin"],
             "servers": adminServers,
             "summary": .string(summary),
-            "description": "Tokens already handed out stay valid at Fleet Engine until they expire. Takes an admin key (`adminKeys:`, global or the provider's).",
+            "description":
+                "Tokens already handed out stay valid at Fleet Engine until they expire. Takes an admin key (`adminKeys:`, global or the provider's).",
             "security": [.object(["bearer": []])],
             "responses": responses(
                 .lifecycle,
@@ -380,18 +395,18 @@ public enum OpenAPIDocument {
     /// draft-ietf-httpapi-ratelimit-headers, on token answers of a provider with enforced limits.
     static let rateLimitPolicyHeader: JSONValue = .object([
         "description": """
-            The provider, caller and context limits the request was charged to, each with its quota `q` per window `w` \
-            seconds (`"caller";q=1200;w=60, "context";q=60;w=60`). Limits in `shadow: true` mode refuse nobody and are \
-            not listed: what they would refuse is only counted (`tokengate_rate_limit_shadow_refusals_total`) and logged.
-            """,
+        The provider, caller and context limits the request was charged to, each with its quota `q` per window `w` \
+        seconds (`"caller";q=1200;w=60, "context";q=60;w=60`). Limits in `shadow: true` mode refuse nobody and are \
+        not listed: what they would refuse is only counted (`tokengate_rate_limit_shadow_refusals_total`) and logged.
+        """,
         "schema": .object(["type": "string"]),
     ])
     static let rateLimitHeader: JSONValue = .object([
         "description": """
-            The listed limit with the fewest requests left after this one: `r` requests may follow at once, and the \
-            whole burst is back in `t` seconds (`"context";r=19;t=2`). Absent when the limits are shared by replicas \
-            through Redis (`sharedState:`), whose store alone knows what is left.
-            """,
+        The listed limit with the fewest requests left after this one: `r` requests may follow at once, and the \
+        whole burst is back in `t` seconds (`"context";r=19;t=2`). Absent when the limits are shared by replicas \
+        through Redis (`sharedState:`), whose store alone knows what is left.
+        """,
         "schema": .object(["type": "string"]),
     ])
     static let requestIDHeader: JSONValue = .object([
@@ -526,7 +541,10 @@ public enum OpenAPIDocument {
                 "properties": .object([
                     "keys": .object([
                         "type": "array",
-                        "items": .object(["type": "object", "required": ["kty"], "properties": .object(["kty": .object(["type": "string"]), "kid": .object(["type": "string"])])]),
+                        "items": .object([
+                            "type": "object", "required": ["kty"],
+                            "properties": .object(["kty": .object(["type": "string"]), "kid": .object(["type": "string"])]),
+                        ]),
                     ])
                 ]),
             ]),

@@ -68,7 +68,8 @@ struct EndContextCommand: AsyncParsableCommand {
             let wasEnded = object["wasEnded"] == .bool(true)
             print("\(context.tokenType) \(context) at \(providerID): lifted\(wasEnded ? "" : " (it was not ended)")")
         } else {
-            let until = object["endedUntil"]?.integerValue.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
+            let until =
+                object["endedUntil"]?.integerValue.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval($0))) } ?? "?"
             let evicted = object["evictedTokens"]?.integerValue ?? 0
             print("\(context.tokenType) \(context) at \(providerID): ended until \(until); \(evicted) cached token(s) evicted")
         }

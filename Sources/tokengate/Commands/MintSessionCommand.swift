@@ -20,8 +20,10 @@ struct MintSessionCommand: ParsableCommand {
 
     static let maximumLifetime: Int64 = 24 * 3600
     /// Set by their own options: a --claim cannot change what the gateway checks under another name.
-    static let registeredClaims = ["iss": "--issuer", "sub": "--subject", "aud": "--audience", "iat": "--lifetime",
-                                   "exp": "--lifetime", "nbf": "--lifetime"]
+    static let registeredClaims = [
+        "iss": "--issuer", "sub": "--subject", "aud": "--audience", "iat": "--lifetime",
+        "exp": "--lifetime", "nbf": "--lifetime",
+    ]
 
     @Option(name: .long, help: "The private key: PEM (PKCS#8, PKCS#1, SEC1) or JWK; RS*, PS*, ES* or EdDSA.")
     var key: String
@@ -65,8 +67,9 @@ struct MintSessionCommand: ParsableCommand {
         if header["kid"] == nil, signingKey.keyID == nil {
             // A verifier picks keys by kid and never lends a named key to a token without one (keygen's JWKS names
             // its key). Said on stderr: stdout stays the token alone.
-            FileHandle.standardError.write(Data(
-                "tokengate: note: the token has no kid, so only a key without a kid verifies it; give --kid (keygen's KID)\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "tokengate: note: the token has no kid, so only a key without a kid verifies it; give --kid (keygen's KID)\n".utf8))
         }
         do {
             print(try JWSSigner(key: signingKey).sign(claims: claims, extraHeader: header))
@@ -94,7 +97,8 @@ struct MintSessionCommand: ParsableCommand {
                 guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
                     throw CLIFailure(.usage, "\(option) '\(entry)' is not NAME=VALUE")
                 }
-                let name = String(entry[..<equals]), text = String(entry[entry.index(after: equals)...])
+                let name = String(entry[..<equals])
+                let text = String(entry[entry.index(after: equals)...])
                 if let owner = Self.registeredClaims[name] {
                     throw CLIFailure(.usage, "\(option) cannot set '\(name)': it comes from \(owner)")
                 }

@@ -19,7 +19,8 @@ struct ReloadCommand: ParsableCommand {
 
     func run() throws {
         guard let data = FileManager.default.contents(atPath: pidFile) else {
-            throw CLIFailure(.usage, "\(pidFile): no such pid file; start the gateway with `tokengate serve --pid-file \(pidFile)` or send SIGHUP yourself")
+            throw CLIFailure(
+                .usage, "\(pidFile): no such pid file; start the gateway with `tokengate serve --pid-file \(pidFile)` or send SIGHUP yourself")
         }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let pid = Int32(text), pid > 1 else { throw CLIFailure(.usage, "\(pidFile): not a process ID") }

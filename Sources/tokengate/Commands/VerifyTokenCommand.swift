@@ -27,7 +27,8 @@ struct VerifyTokenCommand: AsyncParsableCommand {
     var key: [String] = []
     @Option(
         name: .long,
-        help: "An allowed algorithm (repeatable); default: what the keys are bound to. With exactly one, keys that name no alg (PEM, a JWK without \"alg\") are bound to it."
+        help:
+            "An allowed algorithm (repeatable); default: what the keys are bound to. With exactly one, keys that name no alg (PEM, a JWK without \"alg\") are bound to it."
     )
     var alg: [String] = []
     @Option(name: .long, help: "The required iss.")

@@ -1,9 +1,9 @@
 import ArgumentParser
 import AsyncHTTPClient
-import Foundation
-import Logging
 import FileTokenSource
+import Foundation
 import GoogleIAMSigner
+import Logging
 import StaticKeySigner
 import TokenGateCore
 import TokenGateHTTP

@@ -6,7 +6,8 @@ import TokenGateCore
 struct ContextOptions: ParsableArguments {
     @Option(
         name: .long,
-        help: "Token type: consumer, driver, delivery-driver, trusted-delivery-driver, delivery-consumer, batch-tasks, fleet-reader, delivery-fleet-reader or server."
+        help:
+            "Token type: consumer, driver, delivery-driver, trusted-delivery-driver, delivery-consumer, batch-tasks, fleet-reader, delivery-fleet-reader or server."
     )
     var type: String?
 
@@ -66,7 +67,9 @@ struct ContextOptions: ParsableArguments {
             case ["taskIds"]: type = .batchTasks
             default:
                 throw CLIFailure(
-                    .usage, "give --type, or the ID options of one type (--trip-id, --vehicle-id, --delivery-vehicle-id [--task-id], --tracking-id, --task-id, --task-ids)")
+                    .usage,
+                    "give --type, or the ID options of one type (--trip-id, --vehicle-id, --delivery-vehicle-id [--task-id], --tracking-id, --task-id, --task-ids)"
+                )
             }
         }
         do {

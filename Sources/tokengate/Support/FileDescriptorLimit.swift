@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The process's open-file limit (`RLIMIT_NOFILE`). `serve` raises the soft limit to the hard one at start, as

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JOSE
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `server.logFormat: json`: one JSON object per line on standard error, for log shippers:
 ///

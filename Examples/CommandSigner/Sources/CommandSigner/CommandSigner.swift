@@ -16,7 +16,9 @@ public struct CommandSigner: TokenBackend {
     public let tokenTypes: Set<TokenType>
     public let verificationKeys: [BoundKeySource]
     public var tokenLifetimes: TokenLifetimes? { lifetimes }
-    public var summary: String { "signs with \(signing.program) as \(serviceAccount) (kid \(keyID)); lifetime \(lifetimes.describe(for: tokenTypes))" }
+    public var summary: String {
+        "signs with \(signing.program) as \(serviceAccount) (kid \(keyID)); lifetime \(lifetimes.describe(for: tokenTypes))"
+    }
     public var signingKeys: [SigningKey] { [SigningKey(keyID: keyID, serviceAccount: serviceAccount)] }
 
     init(

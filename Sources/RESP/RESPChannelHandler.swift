@@ -1,5 +1,17 @@
 import NIOCore
 import NIOTLS
+import Synchronization
+
+/// Whether a connection still takes new commands, readable from any thread: its handler retires it the moment a
+/// command misses its deadline, before that command's caller is told, because the caller may pick a connection
+/// for its next command at once on another thread while the channel is still closing.
+final class RESPConnectionRetirement: Sendable {
+    private let retired = Atomic(false)
+
+    var isRetired: Bool { retired.load(ordering: .acquiring) }
+
+    func retire() { retired.store(true, ordering: .releasing) }
+}
 
 /// What a connection hands its channel: a command and, unless nothing answers it, where its reply goes and by when.
 struct RESPRequest: Sendable {
@@ -30,6 +42,7 @@ final class RESPChannelHandler: ChannelDuplexHandler {
     private let pushes: AsyncStream<RESPValue>.Continuation?
     /// Succeeded when TLS is up, failed with the reason when the connection fails first; nil without TLS.
     private let tlsEstablished: EventLoopPromise<Void>?
+    private let retirement: RESPConnectionRetirement
     private var context: ChannelHandlerContext?
     /// Set once the channel is going away; every pending and later command fails with it.
     private var failure: RESPError?
@@ -41,11 +54,12 @@ final class RESPChannelHandler: ChannelDuplexHandler {
 
     init(
         limits: RESPDecoder.Limits, pushes: AsyncStream<RESPValue>.Continuation?,
-        tlsEstablished: EventLoopPromise<Void>?
+        tlsEstablished: EventLoopPromise<Void>?, retirement: RESPConnectionRetirement
     ) {
         self.processor = NIOSingleStepByteToMessageProcessor(RESPDecoder(limits: limits))
         self.pushes = pushes
         self.tlsEstablished = tlsEstablished
+        self.retirement = retirement
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -140,13 +154,14 @@ final class RESPChannelHandler: ChannelDuplexHandler {
         deadlineCheck = (deadline, task)
     }
 
-    /// A command missed its deadline: the connection is closed (a late reply would answer the next command), and
-    /// only then is its caller told, so that the caller, which may run at once on another thread, finds the
-    /// connection closed and the pool does not hand it out again. The other commands in flight fail with
-    /// ``RESPError/connectionClosed``.
+    /// A command missed its deadline: the connection is retired, then its caller told, then the connection closed
+    /// (a late reply would answer the next command). Retired first, so that the caller, which may run at once on
+    /// another thread, finds the connection inactive and the pool does not hand it out again; answered before the
+    /// close, because closing fails a write not yet flushed, and that failure would answer the command as closed.
+    /// The other commands in flight fail with ``RESPError/connectionClosed``.
     private func timeOut(at index: CircularBuffer<Pending>.Index) {
         let entry = pending.remove(at: index)
-        // First: closing fails a write not yet flushed, and that failure would answer the command as closed.
+        retirement.retire()
         entry.reply.fail(RESPError.timeout(command: String(buffer: entry.command).uppercased()))
         fail(with: .connectionClosed, close: true)
     }

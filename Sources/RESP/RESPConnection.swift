@@ -10,10 +10,12 @@ import NIOSSL
 public final class RESPConnection: RESPCommandSending, Sendable {
     let channel: any Channel
     private let commandTimeout: Duration
+    private let retirement: RESPConnectionRetirement
 
-    private init(channel: any Channel, commandTimeout: Duration) {
+    private init(channel: any Channel, commandTimeout: Duration, retirement: RESPConnectionRetirement) {
         self.channel = channel
         self.commandTimeout = commandTimeout
+        self.retirement = retirement
     }
 
     /// Opens a connection, then runs the handshake (`HELLO 3` or `AUTH`, then `SELECT`). `tlsContext` is required
@@ -27,6 +29,7 @@ public final class RESPConnection: RESPCommandSending, Sendable {
         let limits = configuration.decoderLimits
         let eventLoop = eventLoopGroup.next()
         let tlsEstablished = tlsContext.map { _ in eventLoop.makePromise(of: Void.self) }
+        let retirement = RESPConnectionRetirement()
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(TimeAmount(configuration.connectTimeout))
             .channelInitializer { channel in
@@ -36,7 +39,7 @@ public final class RESPConnection: RESPCommandSending, Sendable {
                             NIOSSLClientHandler(context: tlsContext, serverHostname: serverName))
                     }
                     try channel.pipeline.syncOperations.addHandler(
-                        RESPChannelHandler(limits: limits, pushes: pushes, tlsEstablished: tlsEstablished))
+                        RESPChannelHandler(limits: limits, pushes: pushes, tlsEstablished: tlsEstablished, retirement: retirement))
                 }
             }
         let channel: any Channel
@@ -46,7 +49,7 @@ public final class RESPConnection: RESPCommandSending, Sendable {
             tlsEstablished?.fail(error)  // the handler may never have been added to complete it
             throw error
         }
-        let connection = RESPConnection(channel: channel, commandTimeout: configuration.commandTimeout)
+        let connection = RESPConnection(channel: channel, commandTimeout: configuration.commandTimeout, retirement: retirement)
         do {
             // Wait for TLS before the first command, so a certificate problem fails the connection attempt with its
             // reason (and the pool backs off), not the commands that follow.
@@ -119,7 +122,7 @@ public final class RESPConnection: RESPCommandSending, Sendable {
     /// is active, its handler is in place and fails the reply if the write does.
     func writeOnItsLoop(_ command: RESPCommand, deadline: Duration?) -> EventLoopFuture<RESPValue> {
         channel.eventLoop.preconditionInEventLoop()
-        guard channel.isActive else { return channel.eventLoop.makeFailedFuture(RESPError.connectionClosed) }
+        guard isActive else { return channel.eventLoop.makeFailedFuture(RESPError.connectionClosed) }
         let reply = channel.eventLoop.makePromise(of: RESPValue.self)
         let request = RESPRequest(
             command: command, reply: reply, deadline: NIODeadline.now() + TimeAmount(deadline ?? commandTimeout))
@@ -136,8 +139,8 @@ public final class RESPConnection: RESPCommandSending, Sendable {
         }
     }
 
-    /// Whether the connection is still open.
-    public var isActive: Bool { channel.isActive }
+    /// Whether the connection is open and takes new commands (one that missed its deadline retired it).
+    public var isActive: Bool { channel.isActive && !retirement.isRetired }
 
     /// Closes the connection and waits until it is closed; commands in flight fail with
     /// ``RESPError/connectionClosed``.

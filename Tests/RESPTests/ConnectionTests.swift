@@ -1,7 +1,8 @@
 import NIOCore
-import RESP
 import RESPTesting
 import Testing
+
+@testable import RESP
 
 /// One connection against a real server: pipelining, deadlines, error replies, RESP2 and RESP3 values.
 @Suite struct ConnectionTests {
@@ -57,6 +58,25 @@ import Testing
                 // The pool's only connection was dropped: the next command goes on a fresh one, which the server
                 // answers at once (on the old one it would wait behind BLPOP, then get BLPOP's reply).
                 #expect(try await client.ping(deadline: .seconds(30)) == "PONG")
+            }
+        }
+    }
+
+    /// Whoever is told of a timeout finds the connection inactive already, so its next command goes elsewhere:
+    /// the reply is failed on the event loop while the channel is still closing, and the caller may pick a
+    /// connection at once on another thread. CI saw that window: the pool handed the closing connection to the next
+    /// command, which failed as `connectionClosed`. Checked where the caller is first told, on the loop itself.
+    @Test func aConnectionIsInactiveWhenItsTimeoutIsAnswered() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                try await client.withConnection { connection async throws in
+                    let reply = connection.write(RESPCommand(["BLPOP", "empty", "30"]), deadline: .milliseconds(100))
+                    let activeWhenTold = reply.futureResult.map { _ in true }.flatMapErrorThrowing { error in
+                        guard case RESPError.timeout = error else { throw error }
+                        return connection.isActive
+                    }
+                    #expect(try await activeWhenTold.get() == false)
+                }
             }
         }
     }

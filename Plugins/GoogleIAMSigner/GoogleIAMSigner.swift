@@ -45,7 +45,8 @@ public struct GoogleIAMSigner: TokenBackend {
     public var summary: String {
         let signing = settings.serviceAccounts.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) as \($0.value)" }
         return
-            "IAM signJwt at \(settings.iamCredentials) with \(iam.credentials.summary); lifetime \(settings.lifetimes.describe(for: Set(settings.serviceAccounts.keys))); "
+            "IAM signJwt at \(settings.iamCredentials) with \(iam.credentials.summary); lifetime "
+            + "\(settings.lifetimes.describe(for: Set(settings.serviceAccounts.keys))); "
             + signing.joined(separator: ", ")
     }
 

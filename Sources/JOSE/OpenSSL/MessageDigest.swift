@@ -1,6 +1,7 @@
 internal import COpenSSL
 
-/// The SHA-2 digests the JWS algorithms use (and SHA-1, for names that are not security: Redis script IDs), fetched from the default provider once, at first use.
+/// The SHA-2 digests the JWS algorithms use (and SHA-1, for names that are not security: Redis script IDs), fetched
+/// from the default provider once, at first use.
 ///
 /// An explicitly fetched `EVP_MD` is immutable and reference-counted, so one instance may be shared by all threads
 /// (openssl-threads(7)); it is kept for the life of the process and never freed. Fetching per operation would

@@ -126,7 +126,8 @@ extension SharedStateSettings.RedisSettings {
         let topologies = ["url", "sentinels", "cluster"].filter { mapping.optional($0) != nil }
         if topologies.count > 1, let second = mapping.optional(topologies[1]) {
             throw second.keyError(
-                "give one of url (one server), sentinels (the primary Sentinel names) or cluster (its nodes), not \(topologies.joined(separator: " and "))"
+                "give one of url (one server), sentinels (the primary Sentinel names) or cluster (its nodes), not "
+                    + "\(topologies.joined(separator: " and "))"
             )
         }
         var settings: Self

@@ -57,7 +57,8 @@ struct CheckConfigCommand: AsyncParsableCommand {
         print("config sha256: \(generation.configurationDigest)")
         if let shared = generation.configuration.sharedState {
             print(
-                "shared state: \(shared.redis.redactedURL), \(shared.replicas) replicas, keys under \(shared.keyPrefix) (not connected by check-config)"
+                "shared state: \(shared.redis.redactedURL), \(shared.replicas) replicas, keys under "
+                    + "\(shared.keyPrefix) (not connected by check-config)"
             )
         }
         for (id, provider) in generation.providers.sorted(by: { $0.key < $1.key }) {
@@ -70,7 +71,8 @@ struct CheckConfigCommand: AsyncParsableCommand {
             for line in Self.keys(provider.backend.verificationKeys) { print("  keys:     \(line)") }
             print("  limits:   \(settings.rateLimits)")
             print(
-                "  cache:    minRemaining \(settings.cache.minRemaining), refreshBefore \(settings.cache.refreshBefore), maxEntries \(settings.cache.maxEntries)"
+                "  cache:    minRemaining \(settings.cache.minRemaining), refreshBefore "
+                    + "\(settings.cache.refreshBefore), maxEntries \(settings.cache.maxEntries)"
             )
             print("  calls:    \(settings.backendGuard)")
             for client in settings.clients { print("  client:   \(Self.describe(client))") }

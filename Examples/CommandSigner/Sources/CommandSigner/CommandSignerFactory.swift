@@ -54,7 +54,8 @@ public struct CommandSignerFactory: TokenBackendFactory {
         let keys = try BoundKeySource.parseList(verifyNode, allowsURLs: false)
         // A kid no verify: key has, or one bound to another account, would make every token fail verification:
         // refused here, where the operator reads the line, not at the first request.
-        let verification = try VerificationKeys(fixed: keys)
+        let verification: VerificationKeys
+        do { verification = try VerificationKeys(fixed: keys) } catch { throw verifyNode.error("the keys do not form a valid key set: \(error)") }
         guard let boundTo = verification.issuers[keyID] else { throw keyIDNode.error("no verify: key has the kid '\(keyID)'") }
         guard boundTo == serviceAccount else {
             throw keyIDNode.error("the verify: key '\(keyID)' is bound to \(boundTo), not to serviceAccount \(serviceAccount)")

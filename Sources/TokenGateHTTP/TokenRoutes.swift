@@ -206,8 +206,12 @@ public struct TokenRoutes: Sendable {
     static func jsonHeaders(cacheControl: String) -> HTTPFields {
         var headers = HTTPFields()
         headers.reserveCapacity(10)
-        headers.append(HTTPField(name: .contentType, value: "application/json"))
-        headers.append(HTTPField(name: .cacheControl, value: cacheControl))
+        headers.append(jsonContentType)
+        headers.append(cacheControl == "no-store" ? noStore : HTTPField(name: .cacheControl, value: cacheControl))
         return headers
     }
+
+    // Made once: a field checks its value when it is made, and every token answer and denial sends these two.
+    private static let jsonContentType = HTTPField(name: .contentType, value: "application/json")
+    private static let noStore = HTTPField(name: .cacheControl, value: "no-store")
 }

@@ -12,8 +12,13 @@ import TokenGateCore
 /// browser's request and its CORS headers, a `Connection: close`) is passed on, uncharged, to the router.
 struct CachedTokenResponder: Sendable {
     let routes: TokenRoutes
-    /// The `Server` header, as the application sends it.
-    let serverName: String
+    /// The `Server` header, as the application sends it. Made once: a field checks its value when it is made.
+    private let server: HTTPField
+
+    init(routes: TokenRoutes, serverName: String) {
+        self.routes = routes
+        self.server = HTTPField(name: .server, value: serverName)
+    }
 
     enum Answer {
         case response(HTTPResponse, body: ByteBuffer)
@@ -41,7 +46,7 @@ struct CachedTokenResponder: Sendable {
 
     /// The answer to `request` for `route` (from ``route(of:)``), whose body was empty, from `peer`, with `date` for
     /// the `Date` header.
-    func answer(_ request: HTTPRequest, route: TokenRouteTarget, peer: PeerAddress?, date: String) -> Answer {
+    func answer(_ request: HTTPRequest, route: TokenRouteTarget, peer: PeerAddress?, date: HTTPField) -> Answer {
         // Hummingbird closes the connection after such an answer; browsers' requests need CORS headers.
         guard request.headerFields[.connection] != "close", !request.headerFields.contains(.origin) else { return .passOn }
         let requestID = GatewayMiddleware.identify(request.headerFields).requestID
@@ -98,28 +103,28 @@ struct CachedTokenResponder: Sendable {
     }
 
     /// The response head for `fetched`, with `date` for the `Date` header.
-    func head(of fetched: Fetched, date: String) -> HTTPResponse {
+    func head(of fetched: Fetched, date: HTTPField) -> HTTPResponse {
         head(fetched.status, fetched.headers, bodyCount: fetched.body.readableBytes, requestID: fetched.requestID, date: date)
     }
 
-    private func response(to error: TokenGateError, requestID: String, date: String) -> Answer {
+    private func response(to error: TokenGateError, requestID: String, date: HTTPField) -> Answer {
         response(error.status, error.headers, error.bodyBuffer, requestID: requestID, date: date)
     }
 
     /// The headers in the order the router's answer has them: the route's, `Content-Length` (Hummingbird's
     /// `Response`), `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's application).
     private func response(
-        _ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, requestID: String, date: String
+        _ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, requestID: String, date: HTTPField
     ) -> Answer {
         .response(head(status, headers, bodyCount: body.readableBytes, requestID: requestID, date: date), body: body)
     }
 
-    private func head(_ status: HTTPResponse.Status, _ headers: HTTPFields, bodyCount: Int, requestID: String, date: String) -> HTTPResponse {
+    private func head(_ status: HTTPResponse.Status, _ headers: HTTPFields, bodyCount: Int, requestID: String, date: HTTPField) -> HTTPResponse {
         var headers = headers
         headers.append(HTTPField(name: .contentLength, value: String(bodyCount)))
         headers.append(HTTPField(name: .xRequestID, value: requestID))
-        headers.append(HTTPField(name: .date, value: date))
-        headers.append(HTTPField(name: .server, value: serverName))
+        headers.append(date)
+        headers.append(server)
         return HTTPResponse(status: status, headerFields: headers)
     }
 }
@@ -135,33 +140,37 @@ struct TokenRouteTarget {
     let query: String?
 
     init?(_ target: String) {
-        var rest = Substring(target).utf8
-        guard rest.starts(with: Self.prefix) else { return nil }
-        rest = rest.dropFirst(Self.prefix.count)
-        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
-        let provider = rest[..<slash]
-        rest = rest[slash...]
-        guard rest.starts(with: Self.middle) else { return nil }
-        rest = rest.dropFirst(Self.middle.count)
-        let typeEnd = rest.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
-        let type = rest[..<typeEnd]
-        guard Self.isPlain(provider), Self.isPlain(type) else { return nil }
-        if typeEnd == rest.endIndex {
-            query = nil
-        } else {
-            let query = rest[rest.index(after: typeEnd)...]
-            guard rest[typeEnd] == UInt8(ascii: "?"), !query.contains(UInt8(ascii: "#")) else { return nil }
-            self.query = String(Substring(query))
-        }
+        // Over the target's contiguous UTF-8 bytes: through a Substring's views the same scan costs several times as
+        // many instructions, on every request.
+        var text = target
+        guard let parts = text.withUTF8({ Self.split($0) }) else { return nil }
         self.target = target
-        providerID = String(Substring(provider))
-        tokenType = String(Substring(type))
+        (providerID, tokenType, query) = parts
     }
 
-    private static let prefix = "/v1/providers/".utf8
-    private static let middle = "/tokens/".utf8
+    private static func split(_ target: UnsafeBufferPointer<UInt8>) -> (provider: String, type: String, query: String?)? {
+        guard target.count > prefix.count, prefix.indices.allSatisfy({ target[$0] == prefix[$0] }) else { return nil }
+        guard let slash = target[prefix.count...].firstIndex(of: UInt8(ascii: "/")),
+            target.count - slash > middle.count, middle.indices.allSatisfy({ target[slash + $0] == middle[$0] })
+        else { return nil }
+        let typeStart = slash + middle.count
+        let typeEnd = target[typeStart...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.count
+        let provider = UnsafeBufferPointer(rebasing: target[prefix.count..<slash])
+        let type = UnsafeBufferPointer(rebasing: target[typeStart..<typeEnd])
+        guard isPlain(provider), isPlain(type) else { return nil }
+        var query: String?
+        if typeEnd < target.count {
+            let rest = UnsafeBufferPointer(rebasing: target[(typeEnd + 1)...])
+            guard target[typeEnd] == UInt8(ascii: "?"), !rest.contains(UInt8(ascii: "#")) else { return nil }
+            query = String(decoding: rest, as: UTF8.self)
+        }
+        return (String(decoding: provider, as: UTF8.self), String(decoding: type, as: UTF8.self), query)
+    }
 
-    private static func isPlain(_ segment: Substring.UTF8View) -> Bool {
+    private static let prefix = Array("/v1/providers/".utf8)
+    private static let middle = Array("/tokens/".utf8)
+
+    private static func isPlain(_ segment: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !segment.isEmpty, !segment.allSatisfy({ $0 == UInt8(ascii: ".") }) else { return false }
         return segment.allSatisfy { byte in
             switch byte {

@@ -138,7 +138,7 @@ final class ProviderPipeline: Sendable {
     ) -> TokenGrant {
         runtime.metrics.recordServed(admission.type, outcome)
         return TokenGrant(
-            token: token, context: admission.context, provider: runtime.settings, outcome: outcome, format: format, rateLimits: limits)
+            token: token, context: admission.context, providerID: runtime.id, outcome: outcome, format: format, rateLimits: limits)
     }
 
     /// The caller behind `query`. A credential that fails is charged to the failed-authentication limits (answered

@@ -37,8 +37,8 @@ public struct TokenGrant: Sendable {
     public var token: DeliveredToken
     /// What it is for.
     public var context: TokenContext
-    /// The provider that issued it.
-    public var provider: ProviderSettings
+    /// The provider that issued it. Its ID, not its settings: a grant is made for every request served.
+    public var providerID: ProviderID
     /// How the cache produced it.
     public var outcome: TokenCacheOutcome
     /// How the provider's response body is written.
@@ -52,13 +52,5 @@ public struct TokenGrant: Sendable {
     /// Hands the response body at `now` (epoch seconds) to `sink` in contiguous pieces, in order.
     public func writeBody(now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
         format.write(token, context: context, now: now, to: sink)
-    }
-
-    /// When a client should start fetching a fresh one: `refreshBefore` ahead of expiry.
-    public var refreshAfter: Int64 { Self.refreshAfter(token, provider: provider) }
-
-    /// When a client should start fetching a fresh `token` of `provider`.
-    public static func refreshAfter(_ token: DeliveredToken, provider: ProviderSettings) -> Int64 {
-        max(token.issuedAt, token.expiresAt - provider.cache.refreshBefore.components.seconds)
     }
 }

@@ -58,6 +58,26 @@ import Testing
         #expect(first != second)
     }
 
+    @Test func tokensWithOneHeaderShareTheStartOfTheirPayloads() throws {
+        let headers = TokenHeaderSegments()
+        let compacts = try (1...3).map { try Self.signed(.rs256, trip: "trip-\($0)") }
+        let tokens = compacts.map { DeliveredToken(compact: $0, issuedAt: Self.now, expiresAt: Self.now + 3600, sharingHeaderIn: headers) }
+        let first = try #require(tokens[0].sharedPayload)
+        let second = try #require(tokens[1].sharedPayload)
+        // The first token's payload is the one kept: all of it is shared; the next share it up to the trip's ID.
+        #expect(first.count == compacts[0].split(separator: ".")[1].utf8.count + 1)
+        #expect(second.storage == first.storage && tokens[2].sharedPayload?.storage == first.storage)
+        #expect(second.count > 40 && second.count < first.count)
+        for (token, compact) in zip(tokens, compacts) {
+            #expect(Self.written(token) == compact)
+            #expect(token.compact == compact)
+            #expect(token.byteCount == compact.utf8.count)
+        }
+        // Equal by text, whatever was shared.
+        #expect(tokens[1] == DeliveredToken(compact: compacts[1], issuedAt: Self.now, expiresAt: Self.now + 3600))
+        #expect(tokens[1] != tokens[2])
+    }
+
     @Test func theHeaderTableIsBoundedAndKeepsSharingTheNewest() {
         let headers = TokenHeaderSegments()
         let segments = (0..<40).map { Array("header-\($0).".utf8) }

@@ -4,10 +4,13 @@ import Synchronization
 /// A token that passed verification and may be handed out: what the cache holds, and all it holds per context.
 ///
 /// A compact JWS is kept as its header segment, shared with every token of the provider that has the same header
-/// (``TokenHeaderSegments``: one per signing key, usually), its payload segment, and its signature as bytes rather
-/// than base64url (256 bytes for RS256, not 342 characters): a cached context costs about 110 bytes less. It is
-/// written out as the exact text it came as: the signature decodes only from canonical base64url, whose encoding
-/// gives back the same characters, and text that does not split so is kept as it came.
+/// (``TokenHeaderSegments``: one per signing key, usually); the start of its payload segment that it has in common
+/// with an earlier token of that header, shared with it; the rest of its payload segment; and its signature as bytes
+/// rather than base64url (256 bytes for RS256, not 342 characters). Tokens of one provider differ in their payload
+/// only from `iat` on (`iss`, `sub` and `aud` come first and are the same), so a cached context keeps about 100 of
+/// its payload's characters, not 300. It is written out as the exact text it came as: the signature decodes only
+/// from canonical base64url, whose encoding gives back the same characters, and text that does not split so is kept
+/// as it came.
 public struct DeliveredToken: Expiring, Equatable {
     private let storage: Storage
     /// The verified `iat`, epoch seconds.
@@ -18,10 +21,11 @@ public struct DeliveredToken: Expiring, Equatable {
     /// every compact JWS, which is base64url and dots). Checked once here, not on every response.
     public let isJSONSafe: Bool
 
-    private enum Storage: Equatable {
-        /// `header` is the header segment and its dot; `rest` the payload segment, its dot, then from
-        /// `signatureStart` the decoded signature.
-        case split(header: [UInt8], rest: [UInt8], signatureStart: UInt16)
+    private enum Storage {
+        /// `header` is the header segment and its dot; the payload segment starts with `payload`'s first
+        /// `sharedCount` bytes (another token's payload segment), and goes on with `rest`, up to its dot; from
+        /// `signatureStart` on, `rest` holds the decoded signature.
+        case split(header: [UInt8], payload: [UInt8], sharedCount: UInt16, rest: [UInt8], signatureStart: UInt16)
         /// Anything else, as it came.
         case text(String)
     }
@@ -59,8 +63,10 @@ public struct DeliveredToken: Expiring, Equatable {
     /// The length of the compact JWS in bytes.
     public var byteCount: Int {
         switch storage {
-        case .text(let text): text.utf8.count
-        case .split(let header, let rest, let start): header.count + Int(start) + Base64URL.encodedCount(of: rest.count - Int(start))
+        case .text(let text):
+            text.utf8.count
+        case .split(let header, _, let shared, let rest, let start):
+            header.count + Int(shared) + Int(start) + Base64URL.encodedCount(of: rest.count - Int(start))
         }
     }
 
@@ -69,8 +75,9 @@ public struct DeliveredToken: Expiring, Equatable {
         switch storage {
         case .text(var text):
             text.withUTF8 { sink(UnsafeRawBufferPointer($0)) }
-        case .split(let header, let rest, let start):
+        case .split(let header, let payload, let shared, let rest, let start):
             header.withUnsafeBytes(sink)
+            if shared > 0 { payload.withUnsafeBytes { sink(UnsafeRawBufferPointer(rebasing: $0[..<Int(shared)])) } }
             rest.withUnsafeBytes { rest in
                 sink(UnsafeRawBufferPointer(rebasing: rest[..<Int(start)]))
                 Base64URL.withEncoded(UnsafeRawBufferPointer(rebasing: rest[Int(start)...]), sink)
@@ -78,10 +85,21 @@ public struct DeliveredToken: Expiring, Equatable {
         }
     }
 
+    /// Tokens are equal when their text and their verified times are, however their bytes are kept.
+    public static func == (lhs: DeliveredToken, rhs: DeliveredToken) -> Bool {
+        lhs.issuedAt == rhs.issuedAt && lhs.expiresAt == rhs.expiresAt && lhs.compact == rhs.compact
+    }
+
     /// Where the header segment's bytes are stored, for tests of the sharing.
     var headerStorage: UnsafeRawPointer? {
-        guard case .split(let header, _, _) = storage else { return nil }
+        guard case .split(let header, _, _, _, _) = storage else { return nil }
         return header.withUnsafeBytes { $0.baseAddress }
+    }
+
+    /// Where the shared start of the payload segment is stored and how long it is, for tests of the sharing.
+    var sharedPayload: (storage: UnsafeRawPointer?, count: Int)? {
+        guard case .split(_, let payload, let shared, _, _) = storage else { return nil }
+        return (payload.withUnsafeBytes { $0.baseAddress }, Int(shared))
     }
 
     private static func split(_ utf8: UnsafeBufferPointer<UInt8>, headers: TokenHeaderSegments?) -> Storage? {
@@ -90,24 +108,37 @@ public struct DeliveredToken: Expiring, Equatable {
             let signature = Base64URL.decode(utf8: UnsafeBufferPointer(rebasing: utf8[(payloadDot + 1)...])),
             !signature.isEmpty
         else { return nil }
-        let payload = utf8[(headerDot + 1)...payloadDot]
-        guard let start = UInt16(exactly: payload.count) else { return nil }
-        let header = utf8[...headerDot]
+        let payload = UnsafeBufferPointer(rebasing: utf8[(headerDot + 1)...payloadDot])
+        guard payload.count <= Int(UInt16.max) else { return nil }
+        let header = UnsafeBufferPointer(rebasing: utf8[...headerDot])
+        let (sharedHeader, earlierPayload) = headers?.shared(header, payload: payload) ?? (Array(header), [])
+        let shared = Self.commonPrefixCount(payload, earlierPayload)
         var rest: [UInt8] = []
-        rest.reserveCapacity(payload.count + signature.count)
-        rest += payload
+        rest.reserveCapacity(payload.count - shared + signature.count)
+        rest += payload[shared...]
         rest += signature
-        return .split(header: headers?.shared(header) ?? Array(header), rest: rest, signatureStart: start)
+        return .split(
+            header: sharedHeader, payload: earlierPayload, sharedCount: UInt16(shared), rest: rest,
+            signatureStart: UInt16(payload.count - shared))
+    }
+
+    private static func commonPrefixCount(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: [UInt8]) -> Int {
+        rhs.withUnsafeBufferPointer { rhs in
+            var count = 0
+            while count < lhs.count, count < rhs.count, lhs[count] == rhs[count] { count += 1 }
+            return count
+        }
     }
 }
 
-/// The header segments of one provider's recent tokens, kept once. Every token a key signs has the same header
-/// (`alg`, `kid`, `typ`), so the cached tokens of a provider share a handful of segments rather than each holding
-/// about a hundred bytes of its own. Bounded: past its capacity the oldest segment is replaced, and tokens that
-/// hold it keep their copy.
+/// The header segments of one provider's recent tokens, kept once, each with the payload segment of the first token
+/// seen with it. Every token a key signs has the same header (`alg`, `kid`, `typ`), so the cached tokens of a
+/// provider share a handful of segments rather than each holding about a hundred bytes of its own; and their
+/// payloads start alike (`iss`, `sub`, `aud`), so each shares that start with the payload kept here. Bounded: past
+/// its capacity the oldest segment is replaced, and tokens that hold it keep their copy.
 public final class TokenHeaderSegments: Sendable {
     private static let capacity = 16
-    private let segments = Mutex<(known: [[UInt8]], next: Int)>(([], 0))
+    private let segments = Mutex<(known: [(header: [UInt8], payload: [UInt8])], next: Int)>(([], 0))
 
     public init() {}
 
@@ -115,10 +146,16 @@ public final class TokenHeaderSegments: Sendable {
     var count: Int { segments.withLock { $0.known.count } }
 
     /// The stored segment equal to `segment`, stored first if it is new.
-    func shared(_ segment: some Collection<UInt8>) -> [UInt8] {
+    func shared(_ segment: [UInt8]) -> [UInt8] {
+        segment.withUnsafeBufferPointer { shared($0, payload: UnsafeBufferPointer(start: nil, count: 0)).header }
+    }
+
+    /// The stored segment equal to `header`, and the payload segment kept with it; both stored first (`payload`
+    /// with it) if the header is new.
+    func shared(_ header: UnsafeBufferPointer<UInt8>, payload: UnsafeBufferPointer<UInt8>) -> (header: [UInt8], payload: [UInt8]) {
         segments.withLock { segments in
-            if let known = segments.known.first(where: { $0.elementsEqual(segment) }) { return known }
-            let new = Array(segment)
+            if let known = segments.known.first(where: { $0.header.elementsEqual(header) }) { return known }
+            let new = (header: Array(header), payload: Array(payload))
             if segments.known.count < Self.capacity {
                 segments.known.append(new)
             } else {

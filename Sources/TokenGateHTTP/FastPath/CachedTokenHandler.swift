@@ -22,6 +22,8 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let responder: CachedTokenResponder
     private var date = HTTPDate()
+    /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
+    private var body = ByteBuffer()
     /// A token request whose end has not arrived yet, and its target.
     private var held: (request: HTTPRequest, route: TokenRouteTarget)?
     /// Requests handed on whose answer has not been written completely.
@@ -75,7 +77,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 if trailers == nil, context.channel.isWritable {
                     let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
                     let client = addressing.client(peer: peer, headers: request.headerFields)
-                    switch responder.answer(request, route: route, peer: client, date: date.now()) {
+                    switch responder.answer(request, route: route, peer: client, date: date.now(), body: &self.body) {
                     case .response(let response, let body):
                         write(response, body, context: context)
                         return

@@ -45,8 +45,8 @@ struct CachedTokenResponder: Sendable {
     }
 
     /// The answer to `request` for `route` (from ``route(of:)``), whose body was empty, from `peer`, with `date` for
-    /// the `Date` header.
-    func answer(_ request: HTTPRequest, route: TokenRouteTarget, peer: PeerAddress?, date: HTTPField) -> Answer {
+    /// the `Date` header. A token's body is written into `body` (the connection's buffer, reused once sent).
+    func answer(_ request: HTTPRequest, route: TokenRouteTarget, peer: PeerAddress?, date: HTTPField, body: inout ByteBuffer) -> Answer {
         // Hummingbird closes the connection after such an answer; browsers' requests need CORS headers.
         guard request.headerFields[.connection] != "close", !request.headerFields.contains(.origin) else { return .passOn }
         let requestID = GatewayMiddleware.identify(request.headerFields).requestID
@@ -64,7 +64,7 @@ struct CachedTokenResponder: Sendable {
         }
         switch routes.service.cachedToken(for: query) {
         case .granted(let grant):
-            let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
+            TokenResponse.write(grant, now: routes.clock.wallSeconds(), into: &body)
             return response(.ok, TokenRoutes.tokenHeaders(grant), body, requestID: requestID, date: date)
         case .refused(let error):
             return response(to: error, requestID: requestID, date: date)
@@ -73,7 +73,7 @@ struct CachedTokenResponder: Sendable {
         }
     }
 
-    /// The answer to `admission` (from ``answer(_:route:peer:date:)``) by the service's full path: the token route's
+    /// The answer to `admission` (from ``answer(_:route:peer:date:body:)``) by the service's full path: the token route's
     /// own rendering of a grant or of an error.
     func fetch(_ admission: TokenAdmission) async -> Fetched {
         let requestID = admission.requestID ?? ""

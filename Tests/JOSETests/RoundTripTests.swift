@@ -114,4 +114,15 @@ import Testing
         #expect(decoded.claims == Self.claims())
         #expect(JWTVerifier.decodeUnverified("not a token").header == nil)
     }
+
+    @Test func decodeUnverifiedHeaderReadsTheFirstSegmentAlone() throws {
+        let token = try JWSSigner(key: JWSKey.generate(.es256, keyID: "x")).sign(claims: Self.claims())
+        #expect(JWTVerifier.decodeUnverifiedHeader(token) == JWTVerifier.decodeUnverified(token).header)
+        // The rest is not decoded: a broken payload still leaves the header readable.
+        let header = token.prefix { $0 != "." }
+        #expect(JWTVerifier.decodeUnverifiedHeader(header + ".!!.!!")?["kid"] == "x")
+        #expect(JWTVerifier.decodeUnverifiedHeader(String(header)) == nil)
+        #expect(JWTVerifier.decodeUnverifiedHeader("bm90IGpzb24.e30.") == nil)
+        #expect(JWTVerifier.decodeUnverifiedHeader("") == nil)
+    }
 }

@@ -118,4 +118,14 @@ public struct JWTVerifier: Sendable {
         }
         return (try? compact.header(), try? compact.claims())
     }
+
+    /// The header of `token`, decoded without verifying anything and without decoding the rest: for choosing how to
+    /// verify it, never for trusting it. Nil when the first segment is not a base64url JSON object.
+    public static func decodeUnverifiedHeader(_ token: String) -> JSONObject? {
+        let utf8 = token.utf8
+        guard utf8.count <= ValidationPolicy().maxTokenBytes, let dot = utf8.firstIndex(of: UInt8(ascii: ".")),
+            let bytes = Base64URL.decode(utf8: utf8[..<dot]), case .object(let header)? = try? JSON.parse(bytes)
+        else { return nil }
+        return header
+    }
 }

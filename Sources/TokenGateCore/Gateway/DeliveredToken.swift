@@ -6,9 +6,9 @@ import Synchronization
 /// A compact JWS is kept as its header segment, shared with every token of the provider that has the same header
 /// (``TokenHeaderSegments``: one per signing key, usually); the start of its payload segment that it has in common
 /// with an earlier token of that header, shared with it; the rest of its payload segment; and its signature as bytes
-/// rather than base64url (256 bytes for RS256, not 342 characters). Tokens of one provider differ in their payload
-/// only from `iat` on (`iss`, `sub` and `aud` come first and are the same), so a cached context keeps about 100 of
-/// its payload's characters, not 300. It is written out as the exact text it came as: the signature decodes only
+/// rather than base64url (256 bytes for RS256, not 342 characters). The tokens TokenGate's signers make for one
+/// provider differ in their payload only from `iat` on (`iss`, `sub` and `aud` come first), so a cached context
+/// keeps about 100 of its payload's characters, not 300. It is written out as the exact text it came as: the signature decodes only
 /// from canonical base64url, whose encoding gives back the same characters, and text that does not split so is kept
 /// as it came.
 public struct DeliveredToken: Expiring, Equatable {

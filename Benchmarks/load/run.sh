@@ -6,7 +6,8 @@
 # speed`); the resident memory of 100,000 cached trip contexts and the cached path with them all in the cache; then
 # Benchmarks/connections.sh (10,000 connections) on the same binary.
 #
-# The same cached path traced (a `tracing:` section exporting to nginx over OTLP/HTTP) is measured beside them.
+# The same cached path traced (a `tracing:` section exporting to nginx over OTLP/HTTP) is measured beside them. The
+# report ends with issue 30's targets, each ratio given round by round.
 #
 # Usage: Benchmarks/load/run.sh
 # Environment (all optional):

@@ -30,18 +30,12 @@ START_SECONDS=120
 
 . "$(dirname "$0")/lib.sh"
 
-for tool in valgrind callgrind_control callgrind_annotate objcopy cc curl python3 openssl; do
-    command -v "$tool" >/dev/null || die "$tool is missing (valgrind: sudo apt-get install -y valgrind)"
-done
+need valgrind valgrind
+need binutils objcopy
+need gcc cc
+for tool in callgrind_control callgrind_annotate curl python3 openssl; do command -v "$tool" >/dev/null || die "$tool is missing"; done
 python3 -c 'import cryptography' 2>/dev/null || die "python3 needs the cryptography package (pip install cryptography)"
-if [[ -n ${TOKENGATE:-} ]]; then
-    [[ -x $TOKENGATE && -f $TOKENGATE ]] || die "TOKENGATE=$TOKENGATE is not an executable file"
-    TOKENGATE="$(realpath "$TOKENGATE")"
-fi
-cd "$ROOT"
-[[ -n ${TOKENGATE:-} ]] || TOKENGATE="$(release_binary . tokengate)"
-BARE_ROUTE="$(release_binary Benchmarks bare-route)"
-BARE_NIO="$(release_binary Benchmarks bare-nio)"
+release_binaries
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/tokengate-instructions.XXXXXX")"
 PIDS=()
@@ -81,14 +75,7 @@ NIO_PID=$PID NIO="http://$HOST:$PORT"
 under_callgrind bare-route "$BARE_ROUTE" --port 0 --event-loops 1 --size "$BODY_BYTES"
 BARE_PID=$PID BARE="http://$HOST:$PORT"
 
-LIMITED_PATH="/v1/providers/limited-fleet/tokens/consumer"
-FLOOD_PATH="/v1/providers/flood-fleet/tokens/consumer"
-BAD_KEY="tg_load_not_a_key_$(openssl rand -hex 8)"
-# The limited provider's caller spends its one request, one bad key the flood provider's one failed authentication:
-# from here on both answer 429.
-curl -sS --max-time 60 -o /dev/null -f -H "Authorization: Bearer $API_KEY" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
-[[ $(curl -sS --max-time 60 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $BAD_KEY" "$GATEWAY$FLOOD_PATH?tripId=trip-1") == 401 ]] ||
-    die "the flood provider did not refuse a bad key"
+prime_denials "$GATEWAY"
 
 # send URL BEARER STATUS COUNT [TRIP_PREFIX]: COUNT GETs of URL (?tripId=trip-1, or PREFIX1, PREFIX2, ...) on one
 # keep-alive connection, one after another; each answer must have STATUS (dies otherwise).

@@ -52,15 +52,8 @@ if [[ $CONNECTIONS_RUN != 0 ]]; then
     command -v setsid >/dev/null || die "setsid is missing (util-linux); or skip the connections run: CONNECTIONS_RUN=0"
 fi
 
-# Absolute, before the cd below: connections.sh gets the same binary.
-if [[ -n ${TOKENGATE:-} ]]; then
-    [[ -x $TOKENGATE && -f $TOKENGATE ]] || die "TOKENGATE=$TOKENGATE is not an executable file"
-    TOKENGATE="$(realpath "$TOKENGATE")"
-fi
-cd "$ROOT"
-[[ -n ${TOKENGATE:-} ]] || TOKENGATE="$(release_binary . tokengate)"
-BARE_ROUTE="$(release_binary Benchmarks bare-route)"
-BARE_NIO="$(release_binary Benchmarks bare-nio)"
+# The release binaries; TOKENGATE made absolute, for connections.sh gets the same one.
+release_binaries
 
 # Two cores or more: the servers (and openssl speed) share core 0, wrk gets core 1, so the load generator does not
 # steal the server's CPU. Every server gets the same pinning, so their ratios stay fair: the gateway runs one event
@@ -278,14 +271,8 @@ response = function(status, headers, body)
 end
 LUA
 export EXPECT_STATUS UNEXPECTED_STATUS="$WORK/unexpected-status"
-LIMITED_PATH="/v1/providers/limited-fleet/tokens/consumer"
-BAD_AUTH="Authorization: Bearer tg_load_not_a_key_$(openssl rand -hex 8)"
-FLOOD_PATH="/v1/providers/flood-fleet/tokens/consumer"
-# The limited provider's caller spends its one request now, and one bad key spends the flood provider's one failed
-# authentication: from here on both answer 429.
-curl -sS --max-time 10 -o /dev/null -f -H "$API_AUTH" "$GATEWAY$LIMITED_PATH?tripId=trip-1"
-[[ $(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -H "$BAD_AUTH" "$GATEWAY$FLOOD_PATH?tripId=trip-1") == 401 ]] ||
-    die "the flood provider did not refuse a bad key"
+prime_denials "$GATEWAY"
+BAD_AUTH="Authorization: Bearer $BAD_KEY"
 
 # Rounds interleave the paths, so a burst of other work on a shared machine hits all of them alike; the report
 # takes each figure's median over the rounds.

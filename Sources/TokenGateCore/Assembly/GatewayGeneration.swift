@@ -79,4 +79,12 @@ public final class GatewayGeneration: Sendable {
             }
         }
     }
+
+    /// Sets the gauges that are read rather than counted (cached tokens, signing key health); call before exporting.
+    public func updateGauges() {
+        for runtime in providers.values {
+            runtime.metrics.recordCacheEntries(runtime.cache.count)
+            runtime.keyHealth.updateGauges()
+        }
+    }
 }

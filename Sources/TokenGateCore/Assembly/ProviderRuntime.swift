@@ -17,7 +17,7 @@ public final class ProviderRuntime: Sendable {
     let backendGuard: BackendGuard
     let authenticator: CallerAuthenticator
     let authorizer: ProviderAuthorizer
-    let cache: TokenCache<TokenContext, DeliveredToken>
+    package let cache: TokenCache<TokenContext, DeliveredToken>
     /// The header segments its cached tokens share. A new one per generation: tokens a kept cache already holds
     /// keep sharing theirs.
     let tokenHeaders = TokenHeaderSegments()

@@ -1,3 +1,4 @@
+import JOSE
 import Logging
 import Synchronization
 
@@ -54,6 +55,30 @@ final class DenialLog: Sendable {
         metadata["type"] = "\(type)"
         let level: Logger.Level = error.code == .backendInvalidToken || error.code == .internalError ? .error : .info
         logger.log(level: level, "token request denied: \(error.reason)", metadata: metadata)
+    }
+
+    /// A refusal before admission, counted on the generation the request read. Only validated values, or escaped
+    /// and truncated ones, reach the log and metrics: path segments are attacker text.
+    func record(_ error: TokenGateError, _ query: TokenQuery, in serving: Serving) {
+        let runtime = serving.pipeline(named: query.providerID)?.runtime
+        let type = TokenType(rawValue: query.tokenType)
+        if let runtime {
+            runtime.metrics.recordDenial(error.code, type: type)
+        } else {
+            serving.generation.metrics.recordDenialWithoutProvider(error.code, type: type)
+        }
+        record(
+            error, provider: runtime?.id, sent: runtime?.id.rawValue ?? Sanitized.quote(query.providerID),
+            type: type?.rawValue ?? Sanitized.quote(query.tokenType), peer: query.peer, requestID: query.requestID)
+    }
+
+    /// A refusal after admission, counted on the pipeline that refused it.
+    func record(_ error: TokenGateError, _ admission: TokenAdmission) {
+        let runtime = admission.pipeline.runtime
+        runtime.metrics.recordDenial(error.code, type: admission.type)
+        record(
+            error, provider: runtime.id, sent: runtime.id.rawValue, type: admission.type.rawValue, peer: admission.query.peer,
+            requestID: admission.query.requestID)
     }
 
     /// Logs the counts of every interval that is over, and forgets those intervals.

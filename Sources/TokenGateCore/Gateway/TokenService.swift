@@ -1,6 +1,4 @@
-import JOSE
 public import Logging
-import Synchronization
 public import Tracing
 
 /// The gateway without HTTP: turns a raw token request into a verified token or a coded error.
@@ -11,37 +9,7 @@ public import Tracing
 /// ``cachedToken(for:)`` answers synchronously what a cached token can (the HTTP face calls it on the event
 /// loop) and hands anything else on as its ``TokenAdmission``; ``token(for:)-(TokenQuery)`` does it all.
 public final class TokenService: Sendable {
-    /// What requests are served from: a generation and its providers' pipelines.
-    private struct Serving: Sendable {
-        let generation: GatewayGeneration
-        let pipelines: [ProviderID: ProviderPipeline]
-
-        init(_ generation: GatewayGeneration, formatter: TokenResponseFormatter, services: GatewayServices) {
-            self.generation = generation
-            self.pipelines = generation.providers.mapValues { runtime in
-                ProviderPipeline(runtime, format: formatter(runtime.settings), services: services, apiKeyOwners: generation.apiKeyOwners)
-            }
-        }
-
-        func admit(_ query: TokenQuery) throws(TokenGateError) -> TokenAdmission {
-            guard let id = ProviderID(query.providerID), let pipeline = pipelines[id] else {
-                throw TokenGateError(.unknownProvider, "no provider with that ID")
-            }
-            return try pipeline.admit(query)
-        }
-    }
-
-    /// The one place the serving state is swapped and read; ``contexts`` reads the generation there too.
-    private final class Slot: Sendable {
-        private let state: Mutex<Serving>
-        init(_ serving: Serving) { state = Mutex(serving) }
-        var serving: Serving {
-            get { state.withLock { $0 } }
-            set { state.withLock { $0 = newValue } }
-        }
-    }
-
-    private let current: Slot
+    private let current: ServingSlot
     private let formatter: TokenResponseFormatter
     private let services: GatewayServices
     private let denials: DenialLog
@@ -70,7 +38,7 @@ public final class TokenService: Sendable {
             clock: clock, logger: logger, audit: audit ?? .disabled(logger: logger),
             endedContexts: EndedContexts(capacity: generation.configuration.endedContexts.maxEntries), sharedState: sharedState,
             unknownKeyWait: unknownKeyWait, spans: RequestSpans(tracer: tracer))
-        let current = Slot(Serving(generation, formatter: formatter, services: services))
+        let current = ServingSlot(Serving(generation, formatter: formatter, services: services))
         self.current = current
         self.services = services
         self.formatter = formatter
@@ -97,14 +65,6 @@ public final class TokenService: Sendable {
         next.metrics.recordTenantConfigurations(of: next, previous: previous)
     }
 
-    /// Sets the gauges that are read rather than counted (cached tokens per provider); call before exporting.
-    public func updateGauges() {
-        for runtime in generation.providers.values {
-            runtime.metrics.recordCacheEntries(runtime.cache.count)
-            runtime.keyHealth.updateGauges()
-        }
-    }
-
     /// Logs the counts of denials that were not logged one by one (call it every few seconds).
     public func flushDenialLog() { denials.flush() }
 
@@ -117,7 +77,7 @@ public final class TokenService: Sendable {
                 ($0.pipeline.runtime.id, $0.type)
             }
         } catch {
-            recordDenial(error, query, in: serving)
+            denials.record(error, query, in: serving)
             throw error
         }
         return try await token(for: admission)
@@ -128,7 +88,7 @@ public final class TokenService: Sendable {
         do {
             return try await admission.pipeline.grant(admission)
         } catch {
-            recordDenial(error, admission)
+            denials.record(error, admission)
             throw error
         }
     }
@@ -140,7 +100,7 @@ public final class TokenService: Sendable {
         afterSharedLimits admission: TokenAdmission, completion: @escaping @Sendable (Result<TokenGrant, TokenGateError>) -> Void
     ) -> Bool {
         admission.pipeline.cachedGrant(afterSharedLimits: admission) { result in
-            if case .failure(let error) = result { self.recordDenial(error, admission) }
+            if case .failure(let error) = result { self.denials.record(error, admission) }
             completion(result)
         }
     }
@@ -166,7 +126,7 @@ public final class TokenService: Sendable {
             guard let grant = try admitted.pipeline.cachedGrant(admitted) else { return .needsFullPath(admitted) }
             return .granted(grant)
         } catch {
-            if let admission { recordDenial(error, admission) } else { recordDenial(error, query, in: serving) }
+            if let admission { denials.record(error, admission) } else { denials.record(error, query, in: serving) }
             return .refused(error)
         }
     }
@@ -175,43 +135,12 @@ public final class TokenService: Sendable {
     /// URL, a bad query string, a browser origin not allowed), on the generation served now.
     public func recordDenial(_ error: TokenGateError, providerID: String, tokenType: String, peer: PeerAddress?, requestID: String?) {
         let query = TokenQuery(providerID: providerID, tokenType: tokenType, parameters: [:], authorization: nil, peer: peer, requestID: requestID)
-        recordDenial(error, query, in: current.serving)
-    }
-
-    /// A refusal before admission, counted on the generation the request read. Only validated values, or escaped
-    /// and truncated ones, reach the log and metrics: path segments are attacker text.
-    private func recordDenial(_ error: TokenGateError, _ query: TokenQuery, in serving: Serving) {
-        let runtime = ProviderID(query.providerID).flatMap { serving.pipelines[$0]?.runtime }
-        let type = TokenType(rawValue: query.tokenType)
-        if let runtime {
-            runtime.metrics.recordDenial(error.code, type: type)
-        } else {
-            serving.generation.metrics.recordDenialWithoutProvider(error.code, type: type)
-        }
-        denials.record(
-            error, provider: runtime?.id, sent: runtime?.id.rawValue ?? Sanitized.quote(query.providerID),
-            type: type?.rawValue ?? Sanitized.quote(query.tokenType), peer: query.peer, requestID: query.requestID)
-    }
-
-    /// A refusal after admission, counted on the pipeline that refused it.
-    private func recordDenial(_ error: TokenGateError, _ admission: TokenAdmission) {
-        let runtime = admission.pipeline.runtime
-        runtime.metrics.recordDenial(error.code, type: admission.type)
-        denials.record(
-            error, provider: runtime.id, sent: runtime.id.rawValue, type: admission.type.rawValue, peer: admission.query.peer,
-            requestID: admission.query.requestID)
-    }
-
-    /// Waits until every refresh-ahead started so far has finished (tests, and a clean shutdown).
-    public func waitForBackgroundRefreshes() async {
-        for runtime in generation.providers.values { await runtime.cache.waitForRefreshes() }
+        denials.record(error, query, in: current.serving)
     }
 
     /// The public keys that verify a provider's tokens, as a JWKS document.
     public func publicKeys(providerID: String) throws(TokenGateError) -> [UInt8] {
-        guard let id = ProviderID(providerID), let runtime = generation.providers[id] else {
-            throw TokenGateError(.unknownProvider, "no provider with that ID")
-        }
-        return try runtime.keys.publicJWKS()
+        guard let pipeline = current.serving.pipeline(named: providerID) else { throw TokenGateError(.unknownProvider, "no provider with that ID") }
+        return try pipeline.runtime.keys.publicJWKS()
     }
 }

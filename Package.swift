@@ -46,6 +46,8 @@ let package = Package(
         // The app-side client (Client/), a package of its own with no dependencies so apps don't pull the server's
         // graph; used here by the integration tests only. Its identity is the folder name, `Client`.
         .package(path: "Client"),
+        // `swift package generate-documentation`: the plugin API's DocC catalogue (scripts/docs, run in CI).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         // C libraries: each imported by exactly one Swift module.

@@ -6,7 +6,7 @@
 /// whose keys arrived but whose last refresh failed stays ready, serving from the last good set, and is reported
 /// *degraded* with the reason. A backend adds its own reasons (`TokenBackend.readiness`): an IAM signer is not
 /// ready until it has an access token, nor while IAM refuses it a permission. A signing key Google no longer lists,
-/// or near its `expires:` date, makes the provider degraded (``SigningKeyHealth``).
+/// or near its `expires:` date, makes the provider degraded (`SigningKeyHealth`).
 public struct ProviderReadiness: Sendable, Equatable {
     /// Ready, ready on a last good set, or not ready.
     public enum State: String, Sendable {

@@ -4,7 +4,7 @@ import JOSE
 /// the keys that verify it, its callers and their authorizers, its cache and its limiters.
 ///
 /// A reload builds a new runtime for every provider, but hands on the parts whose configuration did not change
-/// (see ``ProviderFingerprints``): the backend, keys and cache when the backend's settings are the same, the
+/// (see `ProviderFingerprints`): the backend, keys and cache when the backend's settings are the same, the
 /// authenticator (and its session memo) and the authorizers (and their answers) when the clients are, the limiters
 /// when the limits are.
 public final class ProviderRuntime: Sendable {

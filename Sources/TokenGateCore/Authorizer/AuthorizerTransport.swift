@@ -3,7 +3,7 @@
 /// TokenGateCore has no HTTP client: the HTTP face supplies one (`HTTPAuthorizerTransport`: AsyncHTTPClient, no
 /// redirects) and unit tests supply in-memory ones. An implementation sends one `GET` to `request.url` and returns the
 /// status with at most `request.maxBodyBytes` of body, or throws (no connection, a redirect it was made to follow, a
-/// larger body). It never retries and never interprets the answer: ``ProviderAuthorizer`` reads the contract, and
+/// larger body). It never retries and never interprets the answer: `ProviderAuthorizer` reads the contract, and
 /// bounds the whole exchange by `request.timeout` whatever the transport does.
 ///
 /// ```swift

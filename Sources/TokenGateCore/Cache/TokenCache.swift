@@ -39,6 +39,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     /// The value for `key`: cached if it has at least ``TokenCachePolicy/minRemaining`` left, else fetched.
     ///
     /// - Parameters:
+    ///   - key: the context the value is for.
     ///   - notAfter: when given, a cached value expiring later is not served: this caller's fetch replaces it. A
     ///     fetch already in flight is joined whatever its bound, so its value may expire later (the caller checks).
     ///   - fetch: produces a fresh value for `key`. It runs in a task of its own and may be shared by
@@ -66,7 +67,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     }
 
     /// The value for `key` when serving it needs no fetch and starts none: a hit, or a value whose refresh is in
-    /// flight or held back after a failure. Nil when ``value(for:fetch:)`` would fetch, wait, or start a refresh.
+    /// flight or held back after a failure. Nil when ``value(for:notAfter:fetch:)`` would fetch, wait, or start a refresh.
     ///
     /// The same lookup as `value(for:fetch:)` (a hit is touched in the LRU order), but it starts nothing, so a
     /// caller can look before it commits to an answer (the event loop's answer to a cached hit charges the rate

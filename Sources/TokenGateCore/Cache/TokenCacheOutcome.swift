@@ -1,4 +1,4 @@
-/// How ``TokenCache/value(for:fetch:)`` produced its value; the raw value is a stable metric label.
+/// How ``TokenCache/value(for:notAfter:fetch:)`` produced its value; the raw value is a stable metric label.
 public enum TokenCacheOutcome: String, Sendable, Hashable, CaseIterable {
     /// Served from the cache without a fetch.
     case hit

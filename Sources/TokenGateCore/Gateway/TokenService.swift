@@ -3,7 +3,7 @@ public import Tracing
 
 /// The gateway without HTTP: turns a raw token request into a verified token or a coded error.
 ///
-/// It holds the generation being served and each of its providers' ``ProviderPipeline``, swapped together by
+/// It holds the generation being served and each of its providers' `ProviderPipeline`, swapped together by
 /// ``install(_:)``; a request reads them once and finishes on them. It dispatches a request to its provider's
 /// pipeline, logs and counts what is refused, and serves each provider's public keys. Two doors lead in:
 /// ``cachedToken(for:)`` answers synchronously what a cached token can (the HTTP face calls it on the event
@@ -116,7 +116,7 @@ public final class TokenService: Sendable {
     }
 
     /// ``token(for:)-(TokenQuery)`` for a request a cached token can answer at once, synchronously (from an event
-    /// loop): the same admission, then ``ProviderPipeline/cachedGrant(_:)``.
+    /// loop): the same admission, then `ProviderPipeline.cachedGrant(_:)`.
     public func cachedToken(for query: TokenQuery) -> CachedAnswer {
         let serving = current.serving
         var admission: TokenAdmission?

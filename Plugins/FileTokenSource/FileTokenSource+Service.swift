@@ -8,7 +8,7 @@ extension FileTokenSource {
     /// interval; a version that fails to parse keeps the previous tokens (and is logged once). Nothing in the loop
     /// ends it but cancellation. Writers should still write a new file beside the old one and `rename(2)` it into
     /// place: then every look reads either the old or the new file whole.
-    public func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown { await self.pollUntilCancelled() }
     }
 

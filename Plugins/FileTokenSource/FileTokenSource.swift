@@ -1,8 +1,8 @@
 import JOSE
 import Logging
-public import ServiceLifecycle
+package import ServiceLifecycle
 import Synchronization
-public import TokenGateCore
+package import TokenGateCore
 
 /// A backend that hands out pre-issued tokens from a YAML or JSON file, for offline and batch setups.
 ///
@@ -15,15 +15,15 @@ public import TokenGateCore
 ///   `no_token_for_context` (404, not worth retrying) when it holds none for the requested context, or only an
 ///   expired one.
 /// - ``tokenTypes`` is the set of types with at least one token in force, read afresh on every call.
-public final class FileTokenSource: TokenBackend, Service {
+package final class FileTokenSource: TokenBackend, Service {
     /// The token file, resolved against the configuration's directory.
-    public let path: String
+    package let path: String
     /// How often ``run()`` looks at the file.
-    public let pollInterval: Duration
+    package let pollInterval: Duration
     /// Verifies each token at load; `minRemaining` 1 so a token is loaded only before its `exp`.
     let verifier: FleetEngineVerifier
     /// Where `verifier`'s keys came from, for the gateway's own check.
-    public let verificationKeys: [BoundKeySource]
+    package let verificationKeys: [BoundKeySource]
     let clock: TokenGateClock
     let logger: Logger
 
@@ -71,12 +71,12 @@ public final class FileTokenSource: TokenBackend, Service {
         report(initial.table)
     }
 
-    public var tokenTypes: Set<TokenType> { state.withLock { $0.table.tokenTypes } }
+    package var tokenTypes: Set<TokenType> { state.withLock { $0.table.tokenTypes } }
 
     /// The number of tokens in force.
-    public var tokenCount: Int { state.withLock { $0.table.tokens.count } }
+    package var tokenCount: Int { state.withLock { $0.table.tokens.count } }
 
-    public func issue(_ request: TokenRequest) async throws -> IssuedToken {
+    package func issue(_ request: TokenRequest) async throws -> IssuedToken {
         let context = request.context
         let (entry, hasType) = state.withLock { state in
             (state.table.tokens[context], state.table.tokenTypes.contains(context.tokenType))
@@ -91,23 +91,23 @@ public final class FileTokenSource: TokenBackend, Service {
         return IssuedToken(compact: entry.compact, keyID: entry.keyID, expiresAt: entry.expiresAt)
     }
 
-    public var summary: String { "\(path): \(tokenCount) tokens, polled every \(pollInterval)" }
+    package var summary: String { "\(path): \(tokenCount) tokens, polled every \(pollInterval)" }
 
     /// The watcher of the token file (``run()``).
-    public var backgroundWork: (any Service)? { self }
+    package var backgroundWork: (any Service)? { self }
 
     /// Reads the file and, if its content differs from the loaded one, parses and verifies it and swaps it in.
     ///
     /// Reading, parsing and verifying happen outside the lock that `issue(_:)` takes; the new table replaces the
     /// old one only if the whole file parsed. A failure keeps the old tokens, is logged once, and is returned.
-    public func reloadIfChanged() -> ReloadOutcome {
+    package func reloadIfChanged() -> ReloadOutcome {
         reload(requiringStableContent: false)
     }
 
     /// As ``reloadIfChanged()``; with `requiringStableContent`, new content is loaded only once two looks in a row
     /// read the same bytes (the first returns `.changing`), so a file caught mid-write is not loaded. ``run()``
     /// works this way.
-    public func reload(requiringStableContent: Bool) -> ReloadOutcome {
+    package func reload(requiringStableContent: Bool) -> ReloadOutcome {
         reloading.withLock { _ in
             let bytes: [UInt8]
             let digest: [UInt8]

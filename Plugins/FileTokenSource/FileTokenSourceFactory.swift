@@ -1,5 +1,5 @@
 import JOSE
-public import TokenGateCore
+package import TokenGateCore
 
 /// Builds `file` backends: pre-issued tokens read from a YAML or JSON file, for offline and batch setups.
 ///
@@ -41,16 +41,16 @@ public import TokenGateCore
 ///   configuration error at load time. At run time the same problems leave the previous tokens in force.
 /// - The file is read whole on every look and compared by SHA-256, so a rewrite within the same second and at the
 ///   same size is still seen. Writers should write a new file and `rename(2)` it over the old one.
-public struct FileTokenSourceFactory: TokenBackendFactory {
-    public let type = "file"
+package struct FileTokenSourceFactory: TokenBackendFactory {
+    package let type = "file"
 
     /// The interval between looks at the file when `pollInterval` is not given.
-    public static let defaultPollInterval: Duration = .seconds(5)
+    package static let defaultPollInterval: Duration = .seconds(5)
 
     /// Creates the factory.
-    public init() {}
+    package init() {}
 
-    public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+    package func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
         let section = try context.section.mapping(allowedKeys: ["type", "path", "pollInterval", "verify"])
         let pathNode = try section.required("path")
         let path = try pathNode.path()

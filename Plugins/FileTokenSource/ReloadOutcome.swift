@@ -1,7 +1,7 @@
-public import TokenGateCore
+package import TokenGateCore
 
 /// What one look at the token file did. Every outcome but `reloaded` leaves the tokens in force unchanged.
-public enum ReloadOutcome: Sendable, Equatable, CustomStringConvertible {
+package enum ReloadOutcome: Sendable, Equatable, CustomStringConvertible {
     /// The file's content is the one already loaded.
     case unchanged
     /// The content is new but differs from what the previous look saw: the file may still be being written, so it is
@@ -12,7 +12,7 @@ public enum ReloadOutcome: Sendable, Equatable, CustomStringConvertible {
     /// The file could not be read or parsed; the previous tokens stay in force. `reason` says why, located.
     case failed(reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unchanged: "unchanged"
         case .changing: "changing"
@@ -23,24 +23,24 @@ public enum ReloadOutcome: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A token in the file that is not served, and why. Never holds the token itself.
-public struct SkippedToken: Sendable, Equatable, CustomStringConvertible {
+package struct SkippedToken: Sendable, Equatable, CustomStringConvertible {
     /// Where the token is: `tokens/acme.yaml:3:12`.
-    public var location: String
+    package var location: String
     /// The entry's key path in the file: `consumer.trip-42`.
-    public var keyPath: String
+    package var keyPath: String
     /// The stable reason code: a `TokenRejection` code (`bad_signature`, `wrong_context`, `expired`, …) or
     /// `invalid_context` for a context ID TokenGate refuses.
-    public var reason: TokenRejection.Reason
+    package var reason: TokenRejection.Reason
     /// A sentence for operators.
-    public var message: String
+    package var message: String
 
     /// Creates a record of a skipped token.
-    public init(location: String, keyPath: String, reason: TokenRejection.Reason, message: String) {
+    package init(location: String, keyPath: String, reason: TokenRejection.Reason, message: String) {
         self.location = location
         self.keyPath = keyPath
         self.reason = reason
         self.message = message
     }
 
-    public var description: String { "\(location): \(keyPath): \(reason): \(message)" }
+    package var description: String { "\(location): \(keyPath): \(reason): \(message)" }
 }

@@ -1,8 +1,8 @@
 import GoogleAuth
 import JOSE
 import Logging
-public import ServiceLifecycle
-public import TokenGateCore
+package import ServiceLifecycle
+package import TokenGateCore
 
 /// A backend that signs Fleet Engine tokens without holding any key: Google's IAM signs them as the configured
 /// service account (`signJwt`), authorised by the gateway's own identity from Application Default Credentials
@@ -11,7 +11,7 @@ public import TokenGateCore
 /// The claims are exactly the `static-key` backend's. IAM names the Google-managed key it used in the token's
 /// `kid`; the gateway verifies every token against the keys each account publishes (`publicKeys`, fetched and
 /// refreshed by the shared key-set directory, refetched on an unknown `kid`) before it is cached or served.
-public struct GoogleIAMSigner: TokenBackend {
+package struct GoogleIAMSigner: TokenBackend {
     let settings: GoogleIAMSettings
     let iam: IAMCredentialsClient
     let slots: SigningSlots
@@ -21,8 +21,8 @@ public struct GoogleIAMSigner: TokenBackend {
     let metrics: BackendMetrics
     let logger: Logger
 
-    public let tokenTypes: Set<TokenType>
-    public let verificationKeys: [BoundKeySource]
+    package let tokenTypes: Set<TokenType>
+    package let verificationKeys: [BoundKeySource]
 
     init(
         settings: GoogleIAMSettings, iam: IAMCredentialsClient, health: SignerHealth, audience: String, clock: TokenGateClock,
@@ -42,7 +42,7 @@ public struct GoogleIAMSigner: TokenBackend {
         }
     }
 
-    public var summary: String {
+    package var summary: String {
         let signing = settings.serviceAccounts.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) as \($0.value)" }
         return
             "IAM signJwt at \(settings.iamCredentials) with \(iam.credentials.summary); lifetime "
@@ -50,13 +50,13 @@ public struct GoogleIAMSigner: TokenBackend {
             + signing.joined(separator: ", ")
     }
 
-    public var readiness: BackendReadiness { health.readiness }
+    package var readiness: BackendReadiness { health.readiness }
 
-    public var backgroundWork: (any Service)? { IAMSignerWarmUp(signer: self) }
+    package var backgroundWork: (any Service)? { IAMSignerWarmUp(signer: self) }
 
     /// The credentials, then once per account: may the gateway's identity sign as it? (one probe `signJwt`, as the
     /// warm-up makes).
-    public func checkOnline() async -> [OnlineFinding] {
+    package func checkOnline() async -> [OnlineFinding] {
         var findings: [OnlineFinding] = []
         do {
             let token = try await iam.credentials.accessToken()
@@ -77,9 +77,9 @@ public struct GoogleIAMSigner: TokenBackend {
         return findings
     }
 
-    public var tokenLifetimes: TokenLifetimes? { settings.lifetimes }
+    package var tokenLifetimes: TokenLifetimes? { settings.lifetimes }
 
-    public func issue(_ request: TokenRequest) async throws -> IssuedToken {
+    package func issue(_ request: TokenRequest) async throws -> IssuedToken {
         let context = request.context
         guard let account = settings.serviceAccounts[context.tokenType] else {
             throw TokenGateError(.unknownTokenType, "no service account is configured for \(context.tokenType) tokens")

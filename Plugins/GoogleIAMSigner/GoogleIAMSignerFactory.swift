@@ -1,25 +1,25 @@
-public import AsyncHTTPClient
-public import Foundation
+package import AsyncHTTPClient
+import Foundation
 import GoogleAuth
-public import TokenGateCore
+package import TokenGateCore
 
 /// Builds `google-iam` backends (see ``GoogleIAMSettings`` for the section). The credentials are found here, at
 /// load time, in Google's Application Default Credentials order, so a missing or malformed credentials file is a
 /// located configuration error; the first access token is fetched once the generation runs.
-public struct GoogleIAMSignerFactory: TokenBackendFactory {
-    public let type = "google-iam"
+package struct GoogleIAMSignerFactory: TokenBackendFactory {
+    package let type = "google-iam"
     let httpClient: HTTPClient
     let environment: [String: String]
 
     /// A factory whose backends call Google (or the configured stand-ins) through `httpClient`, and read ADC's
     /// environment variables (`GOOGLE_APPLICATION_CREDENTIALS`, `CLOUDSDK_CONFIG`, `HOME`, `GCE_METADATA_HOST`)
     /// from `environment`.
-    public init(httpClient: HTTPClient, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(httpClient: HTTPClient, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.httpClient = httpClient
         self.environment = environment
     }
 
-    public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+    package func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
         let settings = try GoogleIAMSettings.parse(context.section)
         let metrics = context.metrics
         let credentials: any GoogleCredentials

@@ -1,35 +1,35 @@
-public import JOSE
-public import TokenGateCore
+package import JOSE
+package import TokenGateCore
 
 /// A backend that mints Fleet Engine tokens itself with service-account keys it holds.
 ///
 /// Per token type, one active key signs; older keys stay published so tokens they signed keep verifying while
 /// a rotation rolls out. Signing is one RS256 operation and nothing else: no I/O after load.
-public struct StaticKeySigner: TokenBackend {
+package struct StaticKeySigner: TokenBackend {
     /// A key that signs one token type, and the service account it speaks for.
-    public struct SigningIdentity: Sendable {
+    package struct SigningIdentity: Sendable {
         /// Signs with the key.
-        public let signer: JWSSigner
+        package let signer: JWSSigner
         /// The service account's email: `iss` and `sub`.
-        public let serviceAccount: String
+        package let serviceAccount: String
         /// When Google stops accepting the key (`expires:`), epoch seconds, if configured.
-        public let expiresAt: Int64?
+        package let expiresAt: Int64?
     }
 
     /// The active identity per token type.
-    public let identities: [TokenType: SigningIdentity]
+    package let identities: [TokenType: SigningIdentity]
     /// Every configured key's public half, active or not, each bound to its service account.
-    public let verificationKeys: [BoundKeySource]
+    package let verificationKeys: [BoundKeySource]
     /// The types with a signing key; stored, because it is read on every request.
-    public let tokenTypes: Set<TokenType>
+    package let tokenTypes: Set<TokenType>
     /// The `aud` claim.
-    public let audience: String
+    package let audience: String
     /// `exp - iat` per token type, at most one hour; shorter for the whole-fleet types (fleet readers, server),
     /// since a leaked one opens a whole fleet.
-    public let lifetimes: TokenLifetimes
-    public var tokenLifetimes: TokenLifetimes? { lifetimes }
+    package let lifetimes: TokenLifetimes
+    package var tokenLifetimes: TokenLifetimes? { lifetimes }
     /// Wall-clock time for `iat`.
-    public let clock: TokenGateClock
+    package let clock: TokenGateClock
 
     init(
         identities: [TokenType: SigningIdentity], verificationKeys: [BoundKeySource], audience: String, lifetimes: TokenLifetimes,
@@ -43,7 +43,7 @@ public struct StaticKeySigner: TokenBackend {
         self.clock = clock
     }
 
-    public var signingKeys: [SigningKey] {
+    package var signingKeys: [SigningKey] {
         var seen: Set<String> = []
         return identities.sorted { $0.key < $1.key }.compactMap { _, identity in
             guard let keyID = identity.signer.key.keyID, seen.insert(keyID).inserted else { return nil }
@@ -51,18 +51,18 @@ public struct StaticKeySigner: TokenBackend {
         }
     }
 
-    public var summary: String {
+    package var summary: String {
         let signing = identities.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) signs with \($0.value.signer.key.keyID ?? "-")" }
         return "lifetime \(lifetimes.describe(for: tokenTypes)); " + signing.joined(separator: ", ")
     }
 
-    public func issue(_ request: TokenRequest) async throws -> IssuedToken {
+    package func issue(_ request: TokenRequest) async throws -> IssuedToken {
         try mint(for: request.context, notAfter: request.notAfter)
     }
 
     /// Signs a token for `context` now, expiring no later than `notAfter` when given. Synchronous: used by
     /// `tokengate mint` as well.
-    public func mint(for context: TokenContext, notAfter: Int64? = nil) throws -> IssuedToken {
+    package func mint(for context: TokenContext, notAfter: Int64? = nil) throws -> IssuedToken {
         guard let identity = identities[context.tokenType] else {
             throw TokenGateError(.unknownTokenType, "no signing key is configured for \(context.tokenType) tokens")
         }

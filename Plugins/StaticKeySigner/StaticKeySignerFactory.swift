@@ -1,6 +1,6 @@
 import Foundation
 import JOSE
-public import TokenGateCore
+package import TokenGateCore
 
 /// Builds `static-key` backends. Every key is loaded and checked here, once, at load time.
 ///
@@ -23,13 +23,13 @@ public import TokenGateCore
 /// ```
 ///
 /// A key file that anyone but its owner may read or write is refused, as ssh refuses such a key: `chmod 600` it.
-public struct StaticKeySignerFactory: TokenBackendFactory {
-    public let type = "static-key"
+package struct StaticKeySignerFactory: TokenBackendFactory {
+    package let type = "static-key"
 
     /// Creates the factory.
-    public init() {}
+    package init() {}
 
-    public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+    package func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
         let section = try context.section.mapping(allowedKeys: TokenLifetimes.keys.union(["type", "keys", "allowInsecureKeyFilePermissions"]))
         let allowInsecure = try section.optional("allowInsecureKeyFilePermissions")?.bool() ?? false
         var identities: [TokenType: StaticKeySigner.SigningIdentity] = [:]

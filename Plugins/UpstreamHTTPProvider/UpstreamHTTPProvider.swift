@@ -1,23 +1,23 @@
-public import TokenGateCore
+package import TokenGateCore
 
 /// A backend that fetches tokens from the provider's own token server.
 ///
 /// Built by ``UpstreamHTTPProviderFactory``. It only fetches and reads the answer: the gateway verifies every token
 /// against the `verify:` keys and the requested context before it is cached or handed out, and refuses a token
 /// that fails (`backend_invalid_token`). The expiry the upstream states is passed on; the token's own `exp` wins.
-public struct UpstreamHTTPProvider: TokenBackend {
+package struct UpstreamHTTPProvider: TokenBackend {
     let provider: ProviderID
     let settings: UpstreamSettings
     let caller: UpstreamCaller
     let clock: TokenGateClock
 
-    public var tokenTypes: Set<TokenType> { settings.tokenTypes }
+    package var tokenTypes: Set<TokenType> { settings.tokenTypes }
 
-    public var verificationKeys: [BoundKeySource] { settings.verify }
+    package var verificationKeys: [BoundKeySource] { settings.verify }
 
-    public var summary: String { "\(settings.method.rawValue) \(settings.url.text)" }
+    package var summary: String { "\(settings.method.rawValue) \(settings.url.text)" }
 
-    public func issue(_ request: TokenRequest) async throws -> IssuedToken {
+    package func issue(_ request: TokenRequest) async throws -> IssuedToken {
         guard settings.tokenTypes.contains(request.type) else {
             throw TokenGateError(.unknownTokenType, "provider \(provider) does not fetch \(request.type) tokens")
         }

@@ -1,6 +1,6 @@
-public import AsyncHTTPClient
+package import AsyncHTTPClient
 import NIOCore
-public import TokenGateCore
+package import TokenGateCore
 
 /// Builds `upstream-http` backends: tokens come from a token server the provider already runs.
 ///
@@ -28,14 +28,14 @@ public import TokenGateCore
 /// The gateway creates the shared `HTTPClient` with ``recommendedConfiguration()``: redirects disallowed (the
 /// backend also refuses any 3xx itself) and no silent connection retries inside the client, so this backend's retry
 /// budget is the only one.
-public struct UpstreamHTTPProviderFactory: TokenBackendFactory {
-    public let type = "upstream-http"
+package struct UpstreamHTTPProviderFactory: TokenBackendFactory {
+    package let type = "upstream-http"
 
     let httpClient: HTTPClient
     let timing: UpstreamTiming
 
     /// Creates the factory over the gateway's shared HTTP client.
-    public init(httpClient: HTTPClient) {
+    package init(httpClient: HTTPClient) {
         self.init(httpClient: httpClient, timing: .live)
     }
 
@@ -48,7 +48,7 @@ public struct UpstreamHTTPProviderFactory: TokenBackendFactory {
     /// a 2 s connect timeout, and up to 128 HTTP/1 connections to one host. AsyncHTTPClient's default of 8 made
     /// every plain-HTTP/1 peer a queue: cold mints through IAM at 50 ms a call stopped at about 84 a second
     /// whatever `maxConcurrentSigns` said (over TLS, Google's endpoints speak HTTP/2 and multiplex anyway).
-    public static func recommendedConfiguration() -> HTTPClient.Configuration {
+    package static func recommendedConfiguration() -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 128
@@ -56,7 +56,7 @@ public struct UpstreamHTTPProviderFactory: TokenBackendFactory {
         return configuration
     }
 
-    public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+    package func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
         let settings = try UpstreamSettings.parse(context.section)
         return UpstreamHTTPProvider(
             provider: context.provider,

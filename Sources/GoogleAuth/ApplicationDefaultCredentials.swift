@@ -1,5 +1,5 @@
-public import AsyncHTTPClient
-public import Logging
+package import AsyncHTTPClient
+package import Logging
 
 /// Google's Application Default Credentials: the credentials a Google client library would pick on this machine.
 ///
@@ -8,7 +8,7 @@ public import Logging
 ///     credentialsFile: config.credentialsFile, environment: ProcessInfo.processInfo.environment,
 ///     endpoints: GoogleEndpoints(), client: .shared, logger: logger) { ok in refreshes.increment(ok) }
 /// ```
-public enum ApplicationDefaultCredentials {
+package enum ApplicationDefaultCredentials {
     /// Google's ADC order: `credentialsFile`, else $GOOGLE_APPLICATION_CREDENTIALS, else gcloud's
     /// application_default_credentials.json ($CLOUDSDK_CONFIG/, else $HOME/.config/gcloud/), else the metadata server.
     /// Files: service_account, authorized_user, external_account (credential_source file or url, text or json
@@ -19,7 +19,7 @@ public enum ApplicationDefaultCredentials {
     /// Files are read and keys loaded now; nothing is fetched until the first `accessToken()`. The metadata server
     /// is not probed: on a machine without one, the first `accessToken()` fails `.unreachable` or `.timeout`.
     /// `onRefresh` is called once per token fetch with its outcome (for a metric).
-    public static func resolve(
+    package static func resolve(
         credentialsFile: String?,
         environment: [String: String],
         endpoints: GoogleEndpoints,

@@ -1,8 +1,8 @@
 /// Why credentials could not be resolved or an access token could not be had. Its `message` names the file, field,
 /// URL or Google's own error text, and never holds a private key, refresh token, client secret or access token.
-public struct GoogleAuthError: Error, Sendable, CustomStringConvertible {
+package struct GoogleAuthError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, for callers that branch on it (never branch on `message`).
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// A credentials file, environment variable or endpoint that cannot be used as it is.
         case configuration
         /// Nothing answered: connection refused, DNS, TLS, reset (after the retries).
@@ -16,16 +16,16 @@ public struct GoogleAuthError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What went wrong.
-    public let kind: Kind
+    package let kind: Kind
     /// For operators: what was asked of whom and what came back.
-    public let message: String
+    package let message: String
 
     /// An error of `kind`; `message` must hold no secret.
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
     /// `kind: message`.
-    public var description: String { "GoogleAuthError(\(kind)): \(message)" }
+    package var description: String { "GoogleAuthError(\(kind)): \(message)" }
 }

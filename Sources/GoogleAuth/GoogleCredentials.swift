@@ -8,7 +8,7 @@
 /// logger.info("Google credentials: \(credentials.summary)")
 /// let token = try await credentials.accessToken()
 /// ```
-public protocol GoogleCredentials: Sendable {
+package protocol GoogleCredentials: Sendable {
     /// What these are, for logs and check-config ("service account x@p.iam.gserviceaccount.com
     /// (GOOGLE_APPLICATION_CREDENTIALS /path)", "the metadata server at 169.254.169.254"...); never a secret.
     var summary: String { get }

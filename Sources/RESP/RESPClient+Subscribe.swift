@@ -15,7 +15,7 @@ extension RESPClient {
     ///     for await message in messages { return message.payload }
     /// }
     /// ```
-    public func subscribe<Result: Sendable>(
+    package func subscribe<Result: Sendable>(
         to channels: [String], bufferSize: Int = 1024, _ body: (RESPSubscription) async throws -> Result
     ) async throws -> Result {
         precondition(!channels.isEmpty, "subscribe to at least one channel")

@@ -1,5 +1,5 @@
-public import Logging
-public import NIOCore
+package import Logging
+package import NIOCore
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -23,11 +23,11 @@ import Synchronization
 /// defer { Task { await client.shutdown() } }
 /// let acquired = try await client.set("lock:trip-1", to: owner, onlyIfAbsent: true, expiresIn: .seconds(10))
 /// ```
-public final class RESPClient: RESPCommandSending, Sendable {
+package final class RESPClient: RESPCommandSending, Sendable {
     /// The configuration it was made with.
-    public let configuration: RESPConfiguration
+    package let configuration: RESPConfiguration
     /// The loops its connections run on.
-    public let eventLoopGroup: any EventLoopGroup
+    package let eventLoopGroup: any EventLoopGroup
     let tlsContext: NIOSSLContext?
     let logger: Logger
     private let state: Mutex<RESPPoolState>
@@ -37,7 +37,7 @@ public final class RESPClient: RESPCommandSending, Sendable {
 
     /// A client for `configuration` on `eventLoopGroup` (nil: NIO's shared singleton group); opens no connection
     /// until the first command. Throws when the TLS settings cannot be loaded (an unreadable CA file).
-    public init(
+    package init(
         configuration: RESPConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
         logger: Logger = Logger(label: "resp")
     ) throws {
@@ -67,7 +67,7 @@ public final class RESPClient: RESPCommandSending, Sendable {
     /// Sends `command` on a shared connection and returns its reply. Not for a command that blocks its connection
     /// (`BLPOP`, `WAIT`): the commands behind it would wait too; lease a connection for that.
     @discardableResult
-    public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
+    package func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
         let connection = try await shared.connection(in: shared.slot(), of: self)
         do {
             return try await connection.send(command, deadline: deadline)
@@ -81,7 +81,7 @@ public final class RESPClient: RESPCommandSending, Sendable {
     /// connection is open: `onReply` is called once, on this thread, with the reply (an error reply as
     /// ``RESPError/server(_:)``). False otherwise (another thread, the connection not open yet): nothing was sent,
     /// and ``send(_:deadline:)`` is the way.
-    public func sendOnCurrentEventLoop(
+    package func sendOnCurrentEventLoop(
         _ command: RESPCommand, deadline: Duration?, onReply: @escaping @Sendable (Result<RESPValue, any Error>) -> Void
     ) -> Bool {
         guard let connection = shared.openConnectionOfCurrentLoop() else { return false }
@@ -94,11 +94,11 @@ public final class RESPClient: RESPCommandSending, Sendable {
     }
 
     /// Whether ``sendOnCurrentEventLoop(_:deadline:onReply:)`` would send now, from this thread.
-    public var isOpenOnCurrentEventLoop: Bool { shared.openConnectionOfCurrentLoop() != nil }
+    package var isOpenOnCurrentEventLoop: Bool { shared.openConnectionOfCurrentLoop() != nil }
 
     /// Runs `body` with a connection of its own (for several commands in a row, pipelined if sent concurrently);
     /// the connection goes back to the pool afterwards, or is dropped if it closed.
-    public func withConnection<Result: Sendable>(
+    package func withConnection<Result: Sendable>(
         _ body: (RESPConnection) async throws -> Result
     ) async throws -> Result {
         let connection = try await lease()
@@ -117,7 +117,7 @@ public final class RESPClient: RESPCommandSending, Sendable {
 
     /// Closes every connection (commands in flight fail with ``RESPError/connectionClosed``), fails every waiting
     /// caller with ``RESPError/shutdown``, and returns once no connection attempt is still under way.
-    public func shutdown() async {
+    package func shutdown() async {
         let (connections, waiters) = state.withLock { $0.shutdown() }
         for waiter in waiters { waiter.continuation.resume(throwing: RESPError.shutdown) }
         for connection in connections { await connection.close() }

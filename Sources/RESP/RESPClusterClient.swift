@@ -1,10 +1,10 @@
-public import Logging
-public import NIOCore
+package import Logging
+package import NIOCore
 import Synchronization
 
 /// A Redis deployment a caller talks to as one: one server, or the primary Sentinel names (``RESPClient``), or a
 /// cluster (``RESPClusterClient``).
-public protocol RESPDeployment: RESPCommandSending {
+package protocol RESPDeployment: RESPCommandSending {
     /// Subscribes to `channels` and runs `body` with the messages (see ``RESPClient/subscribe(to:bufferSize:_:)``).
     func subscribe<Result: Sendable>(
         to channels: [String], bufferSize: Int, _ body: (RESPSubscription) async throws -> Result
@@ -22,7 +22,7 @@ public protocol RESPDeployment: RESPCommandSending {
 
 extension RESPDeployment {
     /// ``subscribe(to:bufferSize:_:)`` keeping up to 1,024 unread messages.
-    public func subscribe<Result: Sendable>(to channels: [String], _ body: (RESPSubscription) async throws -> Result) async throws -> Result {
+    package func subscribe<Result: Sendable>(to channels: [String], _ body: (RESPSubscription) async throws -> Result) async throws -> Result {
         try await subscribe(to: channels, bufferSize: 1024, body)
     }
 }
@@ -41,9 +41,9 @@ extension RESPClient: RESPDeployment {}
 ///
 /// Pub/sub goes through the first seed node (a cluster passes every message to every node); while that node is
 /// down, the subscription retries it.
-public final class RESPClusterClient: RESPDeployment, Sendable {
+package final class RESPClusterClient: RESPDeployment, Sendable {
     /// The settings every node's client is made with; `host` and `port` are each node's.
-    public let configuration: RESPConfiguration
+    package let configuration: RESPConfiguration
     private let seeds: [String]
     private let eventLoopGroup: (any EventLoopGroup)?
     private let logger: Logger
@@ -58,7 +58,7 @@ public final class RESPClusterClient: RESPDeployment, Sendable {
 
     /// A client of the cluster that `seeds` (`host:port` of some of its nodes) belong to; opens no connection until
     /// the first command.
-    public init(
+    package init(
         seeds: [String], configuration: RESPConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
         logger: Logger = Logger(label: "resp")
     ) {
@@ -73,7 +73,7 @@ public final class RESPClusterClient: RESPDeployment, Sendable {
     /// apart), and trying again a few times, 20 ms apart, a command whose keys a migration has split between two nodes
     /// for now (`TRYAGAIN`).
     @discardableResult
-    public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
+    package func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
         var target = try await node(for: command)
         var (redirections, retries) = (0, 0)
         while true {
@@ -112,19 +112,19 @@ public final class RESPClusterClient: RESPDeployment, Sendable {
     static let tryAgainRetries = 5
 
     /// Always false: a command may be redirected, and following that takes a task.
-    public func sendOnCurrentEventLoop(
+    package func sendOnCurrentEventLoop(
         _ command: RESPCommand, deadline: Duration?, onReply: @escaping @Sendable (Result<RESPValue, any Error>) -> Void
     ) -> Bool { false }
 
-    public var isOpenOnCurrentEventLoop: Bool { false }
+    package var isOpenOnCurrentEventLoop: Bool { false }
 
-    public func subscribe<Result: Sendable>(
+    package func subscribe<Result: Sendable>(
         to channels: [String], bufferSize: Int, _ body: (RESPSubscription) async throws -> Result
     ) async throws -> Result {
         try await client(at: seeds[0]).subscribe(to: channels, bufferSize: bufferSize, body)
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         let loading = state.withLock { state in
             state.isShutdown = true
             return state.loading

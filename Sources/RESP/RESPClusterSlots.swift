@@ -1,14 +1,14 @@
-public import NIOCore
+package import NIOCore
 
 /// Where Redis Cluster keeps a key: one of 16,384 hash slots, CRC16 (XMODEM) of the key modulo 16,384, or of only
 /// its hash tag, the part between the first `{` and the next `}` when that part is not empty (so `a:{trip-1}:x` and
 /// `b:{trip-1}:y` share a slot and may be used together in one command or script).
-public enum RESPHashSlot {
+package enum RESPHashSlot {
     /// Slots in a cluster.
-    public static let count = 16_384
+    package static let count = 16_384
 
     /// The slot of `key`.
-    public static func of(_ key: ByteBuffer) -> Int {
+    package static func of(_ key: ByteBuffer) -> Int {
         key.withUnsafeReadableBytes { bytes in
             var hashed = bytes[...]
             if let open = bytes.firstIndex(of: UInt8(ascii: "{")),
@@ -21,7 +21,7 @@ public enum RESPHashSlot {
     }
 
     /// The slot of a text key.
-    public static func of(_ key: String) -> Int { of(ByteBuffer(string: key)) }
+    package static func of(_ key: String) -> Int { of(ByteBuffer(string: key)) }
 
     /// CRC16-CCITT as Redis Cluster uses it (XMODEM: polynomial 0x1021, initial 0).
     static func crc16(_ bytes: Slice<UnsafeRawBufferPointer>) -> UInt16 {
@@ -38,7 +38,7 @@ extension RESPCommand {
     /// The key the command is routed by in a cluster: the first key of the commands this client sends (`GET`,
     /// `SET`, `DEL`, `HGETALL`, …: the first argument; `EVAL`/`EVALSHA`: the first of its keys); nil for a
     /// command that names no key (`PING`, `PUBLISH`, `EVALSHA` with none), which any node may answer.
-    public var routingKey: ByteBuffer? {
+    package var routingKey: ByteBuffer? {
         switch name {
         case "PING", "ECHO", "PUBLISH", "INFO", "CLUSTER", "HELLO", "AUTH", "SELECT", "ROLE", "CLIENT", "CONFIG", "DBSIZE", "SCRIPT":
             return nil

@@ -1,28 +1,28 @@
-public import NIOCore
+package import NIOCore
 
 /// One command as the server reads it: an array of bulk strings, the name first.
-public struct RESPCommand: Sendable, Hashable {
+package struct RESPCommand: Sendable, Hashable {
     /// The name and arguments, exactly as sent.
-    public var arguments: [ByteBuffer]
+    package var arguments: [ByteBuffer]
 
     /// A command from raw arguments (`["SET", key, value]`), for values that are bytes, not text.
-    public init(_ arguments: [ByteBuffer]) {
+    package init(_ arguments: [ByteBuffer]) {
         precondition(!arguments.isEmpty, "a RESP command has at least a name")
         self.arguments = arguments
     }
 
     /// A command from text arguments (`["GET", "key"]`), built as ``RESPCommandBuilder`` does.
-    public init(_ arguments: [String]) {
+    package init(_ arguments: [String]) {
         var builder = RESPCommandBuilder([], capacity: arguments.reduce(0) { $0 + $1.utf8.count })
         for argument in arguments { builder.append(argument) }
         self = builder.command
     }
 
     /// The command's name, upper-cased, for errors and logs: arguments may be secrets (AUTH) and are never shown.
-    public var name: String { String(buffer: arguments[0]).uppercased() }
+    package var name: String { String(buffer: arguments[0]).uppercased() }
 
     /// Appends the command in RESP framing: `*N\r\n` then `$len\r\nbytes\r\n` per argument.
-    public func encode(into buffer: inout ByteBuffer) {
+    package func encode(into buffer: inout ByteBuffer) {
         buffer.writeInteger(UInt8(ascii: "*"))
         Self.writeDecimal(arguments.count, into: &buffer)
         buffer.writeStaticString("\r\n")
@@ -65,32 +65,32 @@ public struct RESPCommand: Sendable, Hashable {
 /// Builds a command argument by argument: the arguments' bytes go into one buffer, sliced once all are written (a
 /// slice taken earlier would make every later write copy the buffer), so a command of many arguments costs two
 /// allocations, not one or more each.
-public struct RESPCommandBuilder {
+package struct RESPCommandBuilder {
     private var storage: ByteBuffer
     private var leading: [ByteBuffer]
     private var ends: [Int] = []
 
     /// A command that starts with `leading` (arguments made already: a name, a script's digest), then what is
     /// appended; `capacity` is a guess of the appended bytes.
-    public init(_ leading: [ByteBuffer], capacity: Int) {
+    package init(_ leading: [ByteBuffer], capacity: Int) {
         self.storage = ByteBufferAllocator().buffer(capacity: capacity)
         self.leading = leading
     }
 
     /// Appends `text` as an argument.
-    public mutating func append(_ text: String) {
+    package mutating func append(_ text: String) {
         storage.writeString(text)
         ends.append(storage.writerIndex)
     }
 
     /// Appends `number` in decimal as an argument.
-    public mutating func append(_ number: Int64) {
+    package mutating func append(_ number: Int64) {
         RESPCommand.writeDecimal(number, into: &storage)
         ends.append(storage.writerIndex)
     }
 
     /// The command.
-    public var command: RESPCommand {
+    package var command: RESPCommand {
         var arguments = leading
         arguments.reserveCapacity(leading.count + ends.count)
         var start = 0

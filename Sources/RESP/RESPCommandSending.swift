@@ -1,4 +1,4 @@
-public import NIOCore
+package import NIOCore
 
 /// Something that sends commands and returns their replies: a ``RESPConnection`` or the pool, ``RESPClient``.
 /// The typed commands the gateway uses are written once, here, for both.
@@ -6,7 +6,7 @@ public import NIOCore
 /// ```swift
 /// let acquired = try await client.set("lock:trip-1", to: owner, onlyIfAbsent: true, expiresIn: .seconds(10))
 /// ```
-public protocol RESPCommandSending: Sendable {
+package protocol RESPCommandSending: Sendable {
     /// Sends `command` and returns its reply; an error reply throws ``RESPError/server(_:)``, a reply that misses
     /// `deadline` (nil: the configured command timeout) throws ``RESPError/timeout(command:)``.
     @discardableResult
@@ -16,25 +16,25 @@ public protocol RESPCommandSending: Sendable {
 extension RESPCommandSending {
     /// Sends a command given as text (`["INCR", "counter"]`).
     @discardableResult
-    public func send(_ arguments: [String], deadline: Duration? = nil) async throws -> RESPValue {
+    package func send(_ arguments: [String], deadline: Duration? = nil) async throws -> RESPValue {
         try await send(RESPCommand(arguments), deadline: deadline)
     }
 
     /// Sends a command given as bytes.
     @discardableResult
-    public func send(_ arguments: [ByteBuffer], deadline: Duration? = nil) async throws -> RESPValue {
+    package func send(_ arguments: [ByteBuffer], deadline: Duration? = nil) async throws -> RESPValue {
         try await send(RESPCommand(arguments), deadline: deadline)
     }
 
     /// `PING`: `PONG` when the server is up and this client may talk to it.
     @discardableResult
-    public func ping(deadline: Duration? = nil) async throws -> String {
+    package func ping(deadline: Duration? = nil) async throws -> String {
         let command = RESPCommand(["PING"])
         return try Self.extract(\.string, from: try await send(command, deadline: deadline), for: command)
     }
 
     /// `GET key`: the value, or nil when the key does not exist.
-    public func get(_ key: String, deadline: Duration? = nil) async throws -> ByteBuffer? {
+    package func get(_ key: String, deadline: Duration? = nil) async throws -> ByteBuffer? {
         let command = RESPCommand(["GET", key])
         let reply = try await send(command, deadline: deadline)
         if reply.isNull { return nil }
@@ -44,7 +44,7 @@ extension RESPCommandSending {
     /// `SET key value [NX] [PX ms]`: whether the value was set, which is false only when `onlyIfAbsent` (NX) and
     /// the key exists. With `expiresIn` the key expires after that long, to the millisecond (at least 1 ms).
     @discardableResult
-    public func set(
+    package func set(
         _ key: String, to value: ByteBuffer, onlyIfAbsent: Bool = false, expiresIn: Duration? = nil,
         deadline: Duration? = nil
     ) async throws -> Bool {
@@ -62,7 +62,7 @@ extension RESPCommandSending {
 
     /// `SET` with a text value.
     @discardableResult
-    public func set(
+    package func set(
         _ key: String, to value: String, onlyIfAbsent: Bool = false, expiresIn: Duration? = nil,
         deadline: Duration? = nil
     ) async throws -> Bool {
@@ -72,21 +72,21 @@ extension RESPCommandSending {
 
     /// `DEL key…`: how many of the keys existed.
     @discardableResult
-    public func delete(_ keys: [String], deadline: Duration? = nil) async throws -> Int {
+    package func delete(_ keys: [String], deadline: Duration? = nil) async throws -> Int {
         let command = RESPCommand(["DEL"] + keys)
         return Int(try Self.extract(\.integer, from: try await send(command, deadline: deadline), for: command))
     }
 
     /// `PUBLISH channel message`: how many subscribers received it (on this server, or cluster node).
     @discardableResult
-    public func publish(_ message: ByteBuffer, to channel: String, deadline: Duration? = nil) async throws -> Int {
+    package func publish(_ message: ByteBuffer, to channel: String, deadline: Duration? = nil) async throws -> Int {
         let command = RESPCommand([ByteBuffer(string: "PUBLISH"), ByteBuffer(string: channel), message])
         return Int(try Self.extract(\.integer, from: try await send(command, deadline: deadline), for: command))
     }
 
     /// `PUBLISH` with a text message.
     @discardableResult
-    public func publish(_ message: String, to channel: String, deadline: Duration? = nil) async throws -> Int {
+    package func publish(_ message: String, to channel: String, deadline: Duration? = nil) async throws -> Int {
         try await publish(ByteBuffer(string: message), to: channel, deadline: deadline)
     }
 

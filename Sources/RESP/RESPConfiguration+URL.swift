@@ -4,7 +4,7 @@ extension RESPConfiguration {
     /// Parses `redis://[user[:password]@]host[:port][/db]`, or `rediss://…` for TLS with the system's trust roots.
     /// User name and password are percent-decoded; IPv6 hosts go in brackets (`redis://[::1]:6379`). A password
     /// supplied separately (from the environment, say) is set on the result afterwards.
-    public init(url: String) throws(RESPURLError) {
+    package init(url: String) throws(RESPURLError) {
         guard let separator = url.firstRange(of: "://") else { throw .unsupportedScheme(String(url.prefix(16))) }
         let scheme = url[..<separator.lowerBound].lowercased()
         guard scheme == "redis" || scheme == "rediss" else { throw .unsupportedScheme(scheme) }

@@ -7,7 +7,7 @@ import NIOSSL
 ///
 /// A command that misses its deadline closes the connection (a late reply would answer the next command), and
 /// every command in flight then fails; so does every command once the server closes the connection.
-public final class RESPConnection: RESPCommandSending, Sendable {
+package final class RESPConnection: RESPCommandSending, Sendable {
     let channel: any Channel
     private let commandTimeout: Duration
     private let retirement: RESPConnectionRetirement
@@ -98,7 +98,7 @@ public final class RESPConnection: RESPCommandSending, Sendable {
     /// An error reply throws ``RESPError/server(_:)``. Cancelling the waiting task stops the wait; the reply, when
     /// it comes, is read and dropped, so the pipeline stays in step.
     @discardableResult
-    public func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
+    package func send(_ command: RESPCommand, deadline: Duration? = nil) async throws -> RESPValue {
         let reply = write(command, deadline: deadline)
         return try await withTaskCancellationHandler {
             try await reply.futureResult.get()
@@ -140,11 +140,11 @@ public final class RESPConnection: RESPCommandSending, Sendable {
     }
 
     /// Whether the connection is open and takes new commands (one that missed its deadline retired it).
-    public var isActive: Bool { channel.isActive && !retirement.isRetired }
+    package var isActive: Bool { channel.isActive && !retirement.isRetired }
 
     /// Closes the connection and waits until it is closed; commands in flight fail with
     /// ``RESPError/connectionClosed``.
-    public func close() async {
+    package func close() async {
         channel.close(promise: nil)
         try? await channel.closeFuture.get()
     }

@@ -1,4 +1,4 @@
-public import NIOCore
+package import NIOCore
 
 /// Reads RESP2 and RESP3 values from a byte stream, incrementally: bytes may arrive split anywhere.
 ///
@@ -6,24 +6,24 @@ public import NIOCore
 /// and depth is checked against ``Limits`` before anything is allocated, and an aggregate is not built until the bytes
 /// for it could be there (each element takes at least three bytes), so a claimed count costs nothing.
 /// A partial value is re-read from its start when more bytes arrive; the limits bound that work too.
-public struct RESPDecoder: NIOSingleStepByteToMessageDecoder {
-    public typealias InboundOut = RESPValue
+package struct RESPDecoder: NIOSingleStepByteToMessageDecoder {
+    package typealias InboundOut = RESPValue
 
     /// Bounds on what one value may claim.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// Largest bulk string, blob error or verbatim string, in bytes. Default 16 MiB.
-        public var maxBulkLength: Int
+        package var maxBulkLength: Int
         /// Most elements in one array, set or push, or pairs in one map or attribute. Default 1,048,576.
-        public var maxAggregateCount: Int
+        package var maxAggregateCount: Int
         /// Deepest nesting of aggregates; a scalar at the top is depth 0. Default 32.
-        public var maxDepth: Int
+        package var maxDepth: Int
         /// Longest line (simple string, simple error, number, length), without its `\r\n`. Default 64 KiB.
-        public var maxLineLength: Int
+        package var maxLineLength: Int
         /// Most bytes held for one value that has not fully arrived. Default 64 MiB.
-        public var maxPendingBytes: Int
+        package var maxPendingBytes: Int
 
         /// Limits with the defaults above, any of them overridden.
-        public init(
+        package init(
             maxBulkLength: Int = 16 << 20, maxAggregateCount: Int = 1 << 20, maxDepth: Int = 32,
             maxLineLength: Int = 64 << 10, maxPendingBytes: Int = 64 << 20
         ) {
@@ -36,13 +36,13 @@ public struct RESPDecoder: NIOSingleStepByteToMessageDecoder {
     }
 
     /// The bounds this decoder enforces.
-    public let limits: Limits
+    package let limits: Limits
 
     /// A decoder enforcing `limits`.
-    public init(limits: Limits = Limits()) { self.limits = limits }
+    package init(limits: Limits = Limits()) { self.limits = limits }
 
     /// The next whole value, consuming its bytes; nil (consuming nothing) when it has not fully arrived.
-    public mutating func decode(buffer: inout ByteBuffer) throws(RESPDecodingError) -> RESPValue? {
+    package mutating func decode(buffer: inout ByteBuffer) throws(RESPDecodingError) -> RESPValue? {
         var cursor = buffer
         guard let value = try readValue(&cursor, depth: 0) else {
             // Only the incomplete value is left in the buffer: every complete one before it was consumed.
@@ -54,7 +54,7 @@ public struct RESPDecoder: NIOSingleStepByteToMessageDecoder {
     }
 
     /// As ``decode(buffer:)``: a value cut short by the end of the stream is simply not returned.
-    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws(RESPDecodingError) -> RESPValue? {
+    package mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws(RESPDecodingError) -> RESPValue? {
         try decode(buffer: &buffer)
     }
 

@@ -1,6 +1,6 @@
 /// Why bytes from the server were not a RESP value this client accepts. The connection that read them is closed:
 /// after a framing error nothing that follows can be trusted.
-public enum RESPDecodingError: Error, Sendable, Hashable {
+package enum RESPDecodingError: Error, Sendable, Hashable {
     /// The first byte of a value is not a RESP2 or RESP3 type marker (or is a streamed type, `$?`, `*?`, unused here).
     case unknownType(UInt8)
     /// A line (simple string, error, number, length) ran past the limit without its `\r\n`.

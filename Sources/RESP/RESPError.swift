@@ -1,5 +1,5 @@
 /// Why a command, a connection or the pool failed. Arguments never appear in these (they may hold secrets).
-public enum RESPError: Error, Sendable, Hashable {
+package enum RESPError: Error, Sendable, Hashable {
     /// The server answered with an error reply: its whole text, code first (`NOSCRIPT No matching script…`,
     /// `WRONGPASS …`, `NOAUTH …`).
     case server(String)
@@ -23,7 +23,7 @@ public enum RESPError: Error, Sendable, Hashable {
     case shutdown
 
     /// The error code of a server reply, its first word (`NOSCRIPT`, `WRONGPASS`); nil for other errors.
-    public var serverCode: Substring? {
+    package var serverCode: Substring? {
         guard case .server(let message) = self else { return nil }
         return message.split(separator: " ", maxSplits: 1).first
     }

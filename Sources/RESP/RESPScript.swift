@@ -1,17 +1,17 @@
 import JOSE
-public import NIOCore
+package import NIOCore
 
 /// A Lua script and its SHA-1, the name under which the server caches it (`EVALSHA`).
-public struct RESPScript: Sendable, Hashable {
+package struct RESPScript: Sendable, Hashable {
     /// The Lua source.
-    public let source: String
+    package let source: String
     /// Lower-case hexadecimal SHA-1 of the source, as `SCRIPT LOAD` returns it.
-    public let sha1: String
+    package let sha1: String
     /// `sha1`, as sent.
     private let sha1Buffer: ByteBuffer
 
     /// A script for `source`; computes its SHA-1 through OpenSSL (the JOSE module's digest).
-    public init(_ source: String) throws {
+    package init(_ source: String) throws {
         self.source = source
         let digits = Array("0123456789abcdef")
         let digest = try Digest.sha1(Array(source.utf8))
@@ -23,7 +23,7 @@ public struct RESPScript: Sendable, Hashable {
 extension RESPCommandSending {
     /// Runs `script` with `EVALSHA`, and, when the server no longer has it (`NOSCRIPT`: restarted, failed over,
     /// `SCRIPT FLUSH`), once more with `EVAL`, which also caches it for the next call.
-    public func evalSHA(
+    package func evalSHA(
         script: RESPScript, keys: [String] = [], args: [String] = [], deadline: Duration? = nil
     ) async throws -> RESPValue {
         do {
@@ -34,7 +34,7 @@ extension RESPCommandSending {
     }
 
     /// ``evalSHA(script:keys:args:deadline:)`` with arguments that are bytes, not text (a sealed value).
-    public func evalSHA(
+    package func evalSHA(
         script: RESPScript, keys: [String] = [], binaryArgs: [ByteBuffer], deadline: Duration? = nil
     ) async throws -> RESPValue {
         do {
@@ -47,7 +47,7 @@ extension RESPCommandSending {
 
 extension RESPScript {
     /// `EVALSHA` of this script with text arguments: answered `NOSCRIPT` by a server that does not have it cached.
-    public func evalSHA(keys: [String], args: [String]) -> RESPCommand {
+    package func evalSHA(keys: [String], args: [String]) -> RESPCommand {
         var builder = evalSHA(keyCount: keys.count, capacity: (keys + args).reduce(0) { $0 + $1.utf8.count })
         for text in keys + args { builder.append(text) }
         return builder.command
@@ -55,7 +55,7 @@ extension RESPScript {
 
     /// `EVALSHA` of this script with `keyCount` keys, to append the keys to and then the arguments; with `loading`,
     /// `EVAL` of its source instead (which caches it on the server too).
-    public func evalSHA(keyCount: Int, capacity: Int, loading: Bool = false) -> RESPCommandBuilder {
+    package func evalSHA(keyCount: Int, capacity: Int, loading: Bool = false) -> RESPCommandBuilder {
         let leading = loading ? [ByteBuffer(string: "EVAL"), ByteBuffer(string: source)] : [Self.evalSHAName, sha1Buffer]
         var builder = RESPCommandBuilder(leading, capacity: capacity + 8)
         builder.append(Int64(keyCount))
@@ -65,12 +65,12 @@ extension RESPScript {
     private static let evalSHAName = ByteBuffer(string: "EVALSHA")
 
     /// `EVALSHA` of this script: answered `NOSCRIPT` by a server that does not have it cached.
-    public func evalSHA(keys: [String], binaryArgs: [ByteBuffer]) -> RESPCommand {
+    package func evalSHA(keys: [String], binaryArgs: [ByteBuffer]) -> RESPCommand {
         RESPCommand([ByteBuffer(string: "EVALSHA"), ByteBuffer(string: sha1)] + Self.tail(keys, binaryArgs))
     }
 
     /// `EVAL` of this script's source, which caches it too.
-    public func eval(keys: [String], binaryArgs: [ByteBuffer]) -> RESPCommand {
+    package func eval(keys: [String], binaryArgs: [ByteBuffer]) -> RESPCommand {
         RESPCommand([ByteBuffer(string: "EVAL"), ByteBuffer(string: source)] + Self.tail(keys, binaryArgs))
     }
 

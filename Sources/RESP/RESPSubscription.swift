@@ -1,14 +1,14 @@
-public import NIOCore
+package import NIOCore
 
 /// A message published to a channel this client subscribed to.
-public struct RESPMessage: Sendable, Hashable {
+package struct RESPMessage: Sendable, Hashable {
     /// The channel it was published to.
-    public let channel: String
+    package let channel: String
     /// What was published.
-    public let payload: ByteBuffer
+    package let payload: ByteBuffer
 
     /// A message as received (or, in a test, as expected).
-    public init(channel: String, payload: ByteBuffer) {
+    package init(channel: String, payload: ByteBuffer) {
         self.channel = channel
         self.payload = payload
     }
@@ -17,12 +17,12 @@ public struct RESPMessage: Sendable, Hashable {
 /// The messages of a subscription, in the order the server sent them, while ``RESPClient/subscribe(to:bufferSize:_:)``
 /// runs its body. Messages published while the connection is being re-established are lost (pub/sub keeps
 /// nothing), and when the body reads more slowly than messages arrive the oldest unread ones are dropped.
-public struct RESPSubscription: AsyncSequence, Sendable {
-    public typealias Element = RESPMessage
+package struct RESPSubscription: AsyncSequence, Sendable {
+    package typealias Element = RESPMessage
     let messages: AsyncStream<RESPMessage>
 
     /// An iterator over the messages; it ends when the subscription does.
-    public func makeAsyncIterator() -> AsyncStream<RESPMessage>.Iterator { messages.makeAsyncIterator() }
+    package func makeAsyncIterator() -> AsyncStream<RESPMessage>.Iterator { messages.makeAsyncIterator() }
 }
 
 /// A pub/sub frame: `[kind, channel, payload-or-count]`, from a RESP3 push or a RESP2 array.

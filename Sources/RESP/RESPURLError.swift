@@ -1,5 +1,5 @@
 /// Why a string is not a `redis://` or `rediss://` URL this client accepts. Never holds the password.
-public enum RESPURLError: Error, Sendable, Hashable {
+package enum RESPURLError: Error, Sendable, Hashable {
     /// The scheme is not `redis` or `rediss` (or there is no `://`).
     case unsupportedScheme(String)
     /// Nothing between the credentials and the port or path.

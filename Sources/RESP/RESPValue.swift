@@ -1,11 +1,11 @@
-public import NIOCore
+package import NIOCore
 
 /// One RESP2 or RESP3 value, as read from a Redis (or Valkey) server.
 ///
 /// RESP3 attributes (`|`) are read, bounded and dropped by the decoder: the protocol lets a client ignore them, and
 /// nothing here uses them. A top-level error reply is thrown as ``RESPError/server(_:)``; errors nested in an array
 /// (a `MULTI`/`EXEC` result, for example) stay values.
-public enum RESPValue: Sendable, Hashable {
+package enum RESPValue: Sendable, Hashable {
     /// `+OK`: a short status line.
     case simpleString(ByteBuffer)
     /// `-ERR …` (RESP2 and RESP3) or `!len` (RESP3 blob error): the whole message, code first.
@@ -36,7 +36,7 @@ public enum RESPValue: Sendable, Hashable {
 
 extension RESPValue {
     /// The bytes of a simple, bulk or verbatim string; nil for anything else (and for a null bulk string).
-    public var bytes: ByteBuffer? {
+    package var bytes: ByteBuffer? {
         switch self {
         case .simpleString(let buffer), .verbatimString(_, let buffer): buffer
         case .bulkString(let buffer): buffer
@@ -45,16 +45,16 @@ extension RESPValue {
     }
 
     /// The bytes of a simple, bulk or verbatim string as UTF-8 text (invalid sequences repaired).
-    public var string: String? { bytes.map { String(buffer: $0) } }
+    package var string: String? { bytes.map { String(buffer: $0) } }
 
     /// The value of an integer reply.
-    public var integer: Int64? {
+    package var integer: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
     /// The elements of an array, set or push (a set in no particular order).
-    public var elements: [RESPValue]? {
+    package var elements: [RESPValue]? {
         switch self {
         case .array(let elements): elements
         case .set(let members): Array(members)
@@ -64,7 +64,7 @@ extension RESPValue {
     }
 
     /// Whether this is a null: RESP3's `_`, or RESP2's null bulk string or null array.
-    public var isNull: Bool {
+    package var isNull: Bool {
         switch self {
         case .null, .bulkString(nil), .array(nil): true
         default: false
@@ -74,5 +74,5 @@ extension RESPValue {
 
 extension RESPValue: ExpressibleByStringLiteral {
     /// A bulk string, so tests and callers can write `.map(["field": "value"])`.
-    public init(stringLiteral value: String) { self = .bulkString(ByteBuffer(string: value)) }
+    package init(stringLiteral value: String) { self = .bulkString(ByteBuffer(string: value)) }
 }

@@ -3,11 +3,11 @@ import Foundation
 /// Runs a command to its end without holding a thread: a test that waits for `openssl` or schemathesis with
 /// `waitUntilExit()` would block one of the few cooperative threads (two on a 2-core machine) for the whole run
 /// and stall every other test in the process.
-public enum ChildProcess {
+package enum ChildProcess {
     /// Runs `command` (looked up on PATH) with `arguments`; returns its exit status and its output (the last `keep`
     /// characters), standard error included unless `mergingErrors` is false (output a test parses, such as a PEM
     /// or JSON document, then holds nothing but standard output).
-    public static func run(
+    package static func run(
         _ command: String, _ arguments: [String], keep: Int = 6000, mergingErrors: Bool = true
     ) async throws -> (status: Int32, output: String) {
         let output = FileManager.default.temporaryDirectory.appending(path: "tokengate-child-\(UUID().uuidString).log")

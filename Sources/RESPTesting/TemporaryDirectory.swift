@@ -3,12 +3,12 @@ import Synchronization
 
 /// A directory for one test's files, removed afterwards: by `remove()` or `with`, or else when the test process
 /// exits.
-public struct TemporaryDirectory: Sendable {
+package struct TemporaryDirectory: Sendable {
     /// Its absolute path.
-    public let path: String
+    package let path: String
 
     /// Creates a fresh, empty directory, `prefix-UUID` in the system's temporary directory.
-    public init(prefix: String = "tokengate") throws {
+    package init(prefix: String = "tokengate") throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         LeftoverDirectories.register(path)
@@ -17,7 +17,7 @@ public struct TemporaryDirectory: Sendable {
     /// Writes `bytes` to `name` inside the directory (creating subdirectories) and returns the full path. Files are
     /// mode 0600, as a key file must be.
     @discardableResult
-    public func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+    package func write(_ name: String, _ bytes: [UInt8]) throws -> String {
         let full = "\(path)/\(name)"
         try FileManager.default.createDirectory(
             atPath: (full as NSString).deletingLastPathComponent,
@@ -30,16 +30,16 @@ public struct TemporaryDirectory: Sendable {
 
     /// Writes UTF-8 text.
     @discardableResult
-    public func write(_ name: String, _ text: String) throws -> String { try write(name, Array(text.utf8)) }
+    package func write(_ name: String, _ text: String) throws -> String { try write(name, Array(text.utf8)) }
 
     /// Removes the directory and everything in it.
-    public func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(atPath: path)
         LeftoverDirectories.forget(path)
     }
 
     /// Runs `body` with a fresh directory and removes it afterwards, whatever happens.
-    public static func with<Result>(_ body: (TemporaryDirectory) async throws -> Result) async throws -> Result {
+    package static func with<Result>(_ body: (TemporaryDirectory) async throws -> Result) async throws -> Result {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         return try await body(directory)

@@ -1,47 +1,47 @@
-public import Logging
+package import Logging
 import Synchronization
 
 /// Keeps every log entry a logger emits, so tests can check what was (and was never) logged, or await an entry
 /// instead of sleeping.
-public final class LogRecorder: Sendable {
+package final class LogRecorder: Sendable {
     /// One log entry.
-    public struct Entry: Sendable, CustomStringConvertible {
+    package struct Entry: Sendable, CustomStringConvertible {
         /// Its level.
-        public var level: Logger.Level
+        package var level: Logger.Level
         /// Its message.
-        public var message: String
+        package var message: String
         /// Its metadata (the logger's and the entry's), each value as text.
-        public var metadata: [String: String]
+        package var metadata: [String: String]
 
         /// The message, then every metadata value as `key=value` sorted by key: what "never logs a token" checks read.
-        public var text: String {
+        package var text: String {
             ([message] + metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
         }
 
         /// The level, then ``text``: the entry as one line.
-        public var description: String { "\(level) \(text)" }
+        package var description: String { "\(level) \(text)" }
     }
 
     private let entries = Mutex<[Entry]>([])
     private let continuation: AsyncStream<Entry>.Continuation
     /// Every entry, from the first, as it is logged.
-    public let stream: AsyncStream<Entry>
+    package let stream: AsyncStream<Entry>
 
     /// Creates an empty recorder.
-    public init() { (stream, continuation) = AsyncStream.makeStream(of: Entry.self) }
+    package init() { (stream, continuation) = AsyncStream.makeStream(of: Entry.self) }
 
     /// A logger (at `trace`) whose entries land here.
-    public var logger: Logger {
+    package var logger: Logger {
         var logger = Logger(label: "tokengate-test") { _ in Handler(recorder: self) }
         logger.logLevel = .trace
         return logger
     }
 
     /// Everything logged so far.
-    public var all: [Entry] { entries.withLock { $0 } }
+    package var all: [Entry] { entries.withLock { $0 } }
 
     /// Everything logged so far, one line each (``Entry/description``).
-    public var lines: [String] { all.map(\.description) }
+    package var lines: [String] { all.map(\.description) }
 
     fileprivate func append(_ entry: Entry) {
         entries.withLock { $0.append(entry) }

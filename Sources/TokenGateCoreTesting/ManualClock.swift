@@ -1,24 +1,24 @@
 import Synchronization
-public import TokenGateCore
+package import TokenGateCore
 
 /// A clock tests move by hand: wall time in epoch seconds, and monotonic time, which moves with it unless a test
 /// jumps the wall clock alone.
-public final class ManualClock: Sendable {
+package final class ManualClock: Sendable {
     private let state: Mutex<(wall: Int64, monotonic: UInt64)>
 
     /// Starts at `wallSeconds` (epoch seconds) and `monotonicNanoseconds`.
-    public init(wallSeconds: Int64 = 1_800_000_000, monotonicNanoseconds: UInt64 = 1_000_000_000) {
+    package init(wallSeconds: Int64 = 1_800_000_000, monotonicNanoseconds: UInt64 = 1_000_000_000) {
         state = Mutex((wallSeconds, monotonicNanoseconds))
     }
 
     /// The current wall time, epoch seconds.
-    public var now: Int64 { state.withLock { $0.wall } }
+    package var now: Int64 { state.withLock { $0.wall } }
 
     /// The current monotonic time, nanoseconds.
-    public var monotonicNanoseconds: UInt64 { state.withLock { $0.monotonic } }
+    package var monotonicNanoseconds: UInt64 { state.withLock { $0.monotonic } }
 
     /// Moves both clocks forward, as real time does.
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let (seconds, attoseconds) = duration.components
         state.withLock {
             $0.wall += seconds
@@ -27,7 +27,7 @@ public final class ManualClock: Sendable {
     }
 
     /// Moves both clocks forward until the wall clock reads `wallSeconds` (never back).
-    public func advance(to wallSeconds: Int64) {
+    package func advance(to wallSeconds: Int64) {
         let ahead = wallSeconds - now
         precondition(ahead >= 0, "advance(to:) only moves forward; jumpWall(by:) moves the wall clock back")
         advance(by: .seconds(ahead))
@@ -35,12 +35,12 @@ public final class ManualClock: Sendable {
 
     /// Moves the wall clock alone, forward or back, as NTP or an operator setting the date does; monotonic time
     /// does not move.
-    public func jumpWall(by seconds: Int64) {
+    package func jumpWall(by seconds: Int64) {
         state.withLock { $0.wall += seconds }
     }
 
     /// The clock to inject into TokenGate components.
-    public var gatewayClock: TokenGateClock {
+    package var gatewayClock: TokenGateClock {
         TokenGateClock(
             wallSeconds: { [self] in state.withLock { $0.wall } },
             monotonicNanoseconds: { [self] in state.withLock { $0.monotonic } }

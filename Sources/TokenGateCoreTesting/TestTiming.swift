@@ -6,9 +6,9 @@ import Foundation
 /// A bound that a test asserts as behaviour, such as "every replica refuses an ended trip within a second", is
 /// multiplied by it: a sanitizer run then checks the behaviour, not the speed of its instrumentation, and a plain
 /// run checks the bound as the documentation states it.
-public enum TestTiming {
+package enum TestTiming {
     /// 1 unless the environment says otherwise; a value that is not a whole number of at least 1 counts as 1.
-    public static let slowdown: Int = {
+    package static let slowdown: Int = {
         guard let text = ProcessInfo.processInfo.environment["TOKENGATE_TEST_SLOWDOWN"], let value = Int(text) else {
             return 1
         }
@@ -16,5 +16,5 @@ public enum TestTiming {
     }()
 
     /// `bound` as it holds in this run.
-    public static func bound(_ bound: Duration) -> Duration { bound * slowdown }
+    package static func bound(_ bound: Duration) -> Duration { bound * slowdown }
 }

@@ -1,20 +1,20 @@
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-public import Logging
-public import NIOCore
+package import Logging
+package import NIOCore
 import NIOHTTP1
-public import NIOPosix
-public import TokenGateCore
+import NIOPosix
+package import TokenGateCore
 
 /// Builds the HTTP applications that serve a token service: the public one and the operator's admin one.
-public enum GatewayApplication {
+package enum GatewayApplication {
     /// The public application for `service`, listening where `server` says (HTTPS when `server.tls` is set), with
     /// its connection limits and timeouts, on `eventLoopGroup` (`tokengate serve` passes its own, sized by
     /// ``ServerEventLoops``). `onServerRunning` learns the bound port once the connection cap is in force. Throws
     /// when the TLS certificate or key cannot be used.
-    public static func make(
+    package static func make(
         service: TokenService,
         server: ServerSettings,
         limits: RequestLimits = RequestLimits(),
@@ -78,7 +78,7 @@ public enum GatewayApplication {
     /// guards (`idleTimeout`, `readTimeout`, the decoder's limits) and a connection cap of its own
     /// (`admin.maxConnections`): idle or trickling connections to it cannot take the descriptors the public
     /// listener serves with.
-    public static func makeAdmin(
+    package static func makeAdmin(
         service: TokenService,
         exporter: MetricsExporter,
         admin: AdminListener,
@@ -112,19 +112,19 @@ public enum GatewayApplication {
 
 /// A path a listener answers, in OpenAPI's syntax (`{providerId}`), with its methods: what the routers serve, for
 /// checking the OpenAPI document against them.
-public struct RouteDescription: Sendable, Hashable {
+package struct RouteDescription: Sendable, Hashable {
     /// The path, `{name}` for a parameter.
-    public let path: String
+    package let path: String
     /// The methods it answers, upper case.
-    public let methods: Set<String>
+    package let methods: Set<String>
 }
 
 extension GatewayApplication {
     /// What the public listener routes.
-    public static var publicRoutes: [RouteDescription] { describe(TokenRoutes.table) }
+    package static var publicRoutes: [RouteDescription] { describe(TokenRoutes.table) }
 
     /// What the admin listener routes.
-    public static var adminRoutes: [RouteDescription] { describe(AdminRoutes.table) }
+    package static var adminRoutes: [RouteDescription] { describe(AdminRoutes.table) }
 
     private static func describe(_ table: RouteTable) -> [RouteDescription] {
         table.routes.map { route in

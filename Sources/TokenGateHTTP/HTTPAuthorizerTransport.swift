@@ -1,23 +1,23 @@
-public import AsyncHTTPClient
+package import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
-public import TokenGateCore
+package import TokenGateCore
 
 /// The one way TokenGate asks a client's authorizer over the network: AsyncHTTPClient, one `GET` with
 /// `Accept: application/json`, the request's deadline, the body read only for a 200 and capped, and no redirect used
 /// (a 3xx comes back as its status, which the contract reads as no answer; an answer from a redirect the client
 /// followed anyway is refused). Errors are described without the URL, which names the caller's subject.
-public struct HTTPAuthorizerTransport: AuthorizerTransport {
+package struct HTTPAuthorizerTransport: AuthorizerTransport {
     let client: HTTPClient
 
     /// A transport over `client`, which its owner shuts down. Give it a client that does not follow redirects
     /// (as `UpstreamHTTPProviderFactory.recommendedConfiguration()`, the one `serve` shares, makes); one that does
     /// gets its redirected answers refused.
-    public init(client: HTTPClient) {
+    package init(client: HTTPClient) {
         self.client = client
     }
 
-    public func send(_ request: AuthorizerRequest) async throws -> AuthorizerResponse {
+    package func send(_ request: AuthorizerRequest) async throws -> AuthorizerResponse {
         var http = HTTPClientRequest(url: request.url)
         http.headers.add(name: "Accept", value: "application/json")
         let response: HTTPClientResponse

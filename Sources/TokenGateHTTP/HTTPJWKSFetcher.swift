@@ -1,25 +1,25 @@
-public import AsyncHTTPClient
-public import NIOCore
+package import AsyncHTTPClient
+package import NIOCore
 import NIOHTTP1
-public import TokenGateCore
+import TokenGateCore
 
 /// The one way TokenGate fetches a JWKS over the network, for every ``RemoteKeySet`` (session-token keys and
 /// backend keys alike): AsyncHTTPClient, a 5 s deadline per fetch, a 512 KiB body cap, no redirects (the keys must
 /// come from the URL configured; a 3xx is a failed fetch). Retries are the key set's refresher's job.
-public struct HTTPJWKSFetcher: JWKSFetcher {
+package struct HTTPJWKSFetcher: JWKSFetcher {
     /// The deadline of one fetch, connection included.
-    public static let timeout: TimeAmount = .seconds(5)
+    package static let timeout: TimeAmount = .seconds(5)
     /// The largest JWKS accepted; real ones are a few KiB.
-    public static let maxBodyBytes = 512 * 1024
+    package static let maxBodyBytes = 512 * 1024
 
     let client: HTTPClient
 
     /// A fetcher over `client`, which its owner shuts down.
-    public init(client: HTTPClient) {
+    package init(client: HTTPClient) {
         self.client = client
     }
 
-    public func fetchJWKS(from url: String) async throws -> [UInt8] {
+    package func fetchJWKS(from url: String) async throws -> [UInt8] {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
         let response = try await client.execute(request, timeout: Self.timeout)

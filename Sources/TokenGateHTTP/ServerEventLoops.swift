@@ -1,24 +1,24 @@
 import Foundation
 import NIOCore
-public import NIOPosix
-public import TokenGateCore
+package import NIOPosix
+package import TokenGateCore
 
 /// The event loops the listeners run on: one thread per CPU the process may use, unless `server.eventLoops` says.
-public enum ServerEventLoops {
+package enum ServerEventLoops {
     /// The CPUs this process may run on: NIO's count (the cgroup's CPU quota and cpuset), lowered to the
     /// scheduler's affinity mask (`taskset`, systemd's `CPUAffinity=`), which NIO does not read. A gateway pinned
     /// to one CPU then runs one loop, rather than one per CPU of the machine taking turns on that one.
-    public static var usableCPUs: Int {
+    package static var usableCPUs: Int {
         min(System.coreCount, affinityCPUs ?? System.coreCount)
     }
 
     /// How many loops serve `server`: `server.eventLoops`, or one per usable CPU.
-    public static func count(for server: ServerSettings) -> Int {
+    package static func count(for server: ServerSettings) -> Int {
         server.eventLoops ?? usableCPUs
     }
 
     /// The group of ``count(for:)`` loops for `server`.
-    public static func makeGroup(for server: ServerSettings) -> MultiThreadedEventLoopGroup {
+    package static func makeGroup(for server: ServerSettings) -> MultiThreadedEventLoopGroup {
         MultiThreadedEventLoopGroup(numberOfThreads: count(for: server))
     }
 

@@ -1,5 +1,5 @@
 import JOSE
-public import TokenGateCore
+package import TokenGateCore
 
 /// A provider's token response body, laid out once per provider: a request writes it straight from the cached
 /// token, so a cache entry holds the token and nothing rendered from it.
@@ -18,7 +18,7 @@ public import TokenGateCore
 /// var buffer = allocator.buffer(capacity: format.byteCount(of: token, context: context, now: now))
 /// format.write(token, context: context, now: now) { buffer.writeBytes($0) }
 /// ```
-public struct TokenBodyFormat: TokenResponseFormat {
+package struct TokenBodyFormat: TokenResponseFormat {
     enum Part: Sendable {
         /// JSON text fixed for the provider.
         case fixed([UInt8])
@@ -48,7 +48,7 @@ public struct TokenBodyFormat: TokenResponseFormat {
     private let refreshBefore: Int64
 
     /// The layout of `provider`'s token bodies.
-    public init(provider: ProviderSettings) {
+    package init(provider: ProviderSettings) {
         var members: [(key: String, value: Value)] = []
         func add(_ key: String, _ value: Value) {
             // First one wins: the mapping's keys go in first, the standard fields only where names are free.
@@ -105,7 +105,7 @@ public struct TokenBodyFormat: TokenResponseFormat {
         self.refreshBefore = provider.cache.refreshBefore.components.seconds
     }
 
-    public func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int {
+    package func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int {
         var count = fixedByteCount
         for part in parts {
             switch part {
@@ -119,7 +119,7 @@ public struct TokenBodyFormat: TokenResponseFormat {
         return count
     }
 
-    public func write(_ token: DeliveredToken, context: TokenContext, now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
+    package func write(_ token: DeliveredToken, context: TokenContext, now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
         for part in parts {
             switch part {
             case .fixed(let bytes):
@@ -142,7 +142,7 @@ public struct TokenBodyFormat: TokenResponseFormat {
     }
 
     /// The body for `token` at `now` as one array (tests and callers without a buffer of their own).
-    public func bytes(of token: DeliveredToken, context: TokenContext, now: Int64) -> [UInt8] {
+    package func bytes(of token: DeliveredToken, context: TokenContext, now: Int64) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(byteCount(of: token, context: context, now: now))
         write(token, context: context, now: now) { output += $0 }

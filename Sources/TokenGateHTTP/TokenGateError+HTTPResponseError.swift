@@ -1,11 +1,11 @@
 public import Hummingbird
 import JOSE
 import NIOCore
-public import TokenGateCore
+package import TokenGateCore
 
 // The one place where TokenGate's error codes become HTTP status codes.
 extension TokenGateError: HTTPResponseError {
-    public var status: HTTPResponse.Status {
+    package var status: HTTPResponse.Status {
         switch code {
         case .invalidRequest, .badRequest: .badRequest
         case .requestHeaderFieldsTooLarge: .requestHeaderFieldsTooLarge
@@ -22,7 +22,7 @@ extension TokenGateError: HTTPResponseError {
         }
     }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         response()
     }
 

@@ -1,16 +1,16 @@
-public import Hummingbird
-public import NIOCore
+package import Hummingbird
+package import NIOCore
 import TokenGateCore
 
 /// Per-request state for TokenGate routes.
-public struct TokenGateRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct TokenGateRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// The socket's peer (a proxy's, behind one).
-    public let remoteAddress: SocketAddress?
+    package let remoteAddress: SocketAddress?
     /// This request's ID: the caller's well-formed `X-Request-ID`, else one the gateway made. Set by the
     /// outermost middleware, echoed in the `X-Request-ID` response header and logged with every line about the
     /// request.
-    public internal(set) var requestID = ""
+    package internal(set) var requestID = ""
     /// The `Origin` header, when exactly one was sent (browsers); read in the same pass as the request ID.
     var origin: String?
 
@@ -18,7 +18,7 @@ public struct TokenGateRequestContext: RequestContext {
     /// the client its PROXY header named), until ``GatewayMiddleware`` follows a trusted proxy's forwarding header.
     var peer: PeerAddress?
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
         self.peer = ClientAddressing.connectionPeer(of: source.channel, origin: ConnectionOrigin.current)

@@ -1,17 +1,17 @@
 import HTTPTypes
-public import Hummingbird
+package import Hummingbird
 import JOSE
 import NIOCore
-public import TokenGateCore
+package import TokenGateCore
 
 /// The token API: `GET /v1/providers/{providerId}/tokens/{tokenType}`, the providers' JWKS and health checks.
-public struct TokenRoutes: Sendable {
+package struct TokenRoutes: Sendable {
     let service: TokenService
     let limits: RequestLimits
     let clock: TokenGateClock
 
     /// Creates the routes over a token service.
-    public init(service: TokenService, limits: RequestLimits = RequestLimits(), clock: TokenGateClock = .system) {
+    package init(service: TokenService, limits: RequestLimits = RequestLimits(), clock: TokenGateClock = .system) {
         self.service = service
         self.limits = limits
         self.clock = clock
@@ -31,7 +31,7 @@ public struct TokenRoutes: Sendable {
     ])
 
     /// Adds the routes to `router`.
-    public func register(on router: Router<TokenGateRequestContext>) {
+    package func register(on router: Router<TokenGateRequestContext>) {
         router.get(RouterPath(Self.tokenPath)) { request, context in
             await self.token(request, context)
         }

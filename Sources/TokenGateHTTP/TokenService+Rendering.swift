@@ -1,10 +1,10 @@
-public import Logging
-public import TokenGateCore
-public import Tracing
+package import Logging
+package import TokenGateCore
+package import Tracing
 
 extension TokenService {
     /// A service whose token responses are TokenGate's JSON body (``TokenBodyFormat``).
-    public convenience init(
+    package convenience init(
         generation: GatewayGeneration, audit: AuditLog? = nil, sharedState: SharedState? = nil, clock: TokenGateClock = .system,
         unknownKeyWait: Duration = TokenService.defaultUnknownKeyWait, tracer: (any Tracer)? = nil, logger: Logger
     ) {

@@ -1,12 +1,12 @@
 import Foundation
-public import Logging
-public import NIOCore
-public import RESP
-public import TokenGateCore
+package import Logging
+package import NIOCore
+package import RESP
+package import TokenGateCore
 
 /// The shared store on Redis (or Valkey): plain keys for sealed tokens and locks, GCRA buckets through one Lua
 /// script, a hash and a pub/sub channel for ended contexts. Every command has the configured deadline.
-public final class RedisSharedStore: SharedStore {
+package final class RedisSharedStore: SharedStore {
     let client: any RESPDeployment
     private let prefix: String
     private let deadline: Duration
@@ -15,7 +15,7 @@ public final class RedisSharedStore: SharedStore {
 
     /// A store on `client` (one server, Sentinel's primary, or a cluster: the keys of one command or script share a
     /// hash tag, a context's or a provider's, so each stays in one slot); keys and the channel start with `keyPrefix`.
-    public init(client: any RESPDeployment, keyPrefix: String, deadline: Duration, clock: TokenGateClock = .system) {
+    package init(client: any RESPDeployment, keyPrefix: String, deadline: Duration, clock: TokenGateClock = .system) {
         self.client = client
         self.prefix = keyPrefix
         self.deadline = deadline
@@ -26,11 +26,11 @@ public final class RedisSharedStore: SharedStore {
     private var endedChannel: String { "\(prefix)ended" }
     private var storedChannel: String { "\(prefix)stored" }
 
-    public func value(at key: String) async throws -> [UInt8]? {
+    package func value(at key: String) async throws -> [UInt8]? {
         try await refusals { try await client.get(key, deadline: deadline).map { Array($0.readableBytesView) } }
     }
 
-    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws -> Bool {
+    package func setValue(_ value: [UInt8], at key: String, lifetime: Duration, releasing lock: SharedLockHold?) async throws -> Bool {
         var args = [ByteBuffer(bytes: value), ByteBuffer(string: String(Self.milliseconds(lifetime))), ByteBuffer(string: storedChannel)]
         if let lock { args.append(ByteBuffer(string: lock.owner)) }
         let keys = [key] + (lock.map { [$0.key] } ?? [])
@@ -40,7 +40,7 @@ public final class RedisSharedStore: SharedStore {
         return reply.integer == 1
     }
 
-    public func removeValues(at keys: [String]) async throws {
+    package func removeValues(at keys: [String]) async throws {
         guard !keys.isEmpty else { return }
         // A cluster refuses a command whose keys span slots (`CROSSSLOT`), and each context has a slot of its own.
         let groups = client is RESPClusterClient ? Array(Dictionary(grouping: keys) { RESPHashSlot.of($0) }.values) : [keys]
@@ -52,7 +52,7 @@ public final class RedisSharedStore: SharedStore {
         }
     }
 
-    public func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool {
+    package func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool {
         let milliseconds = String(Self.milliseconds(lifetime))
         let reply = try await refusals {
             try await client.evalSHA(script: RedisScripts.lock, keys: [key], args: [owner, milliseconds], deadline: deadline)
@@ -61,7 +61,7 @@ public final class RedisSharedStore: SharedStore {
         return taken == 1
     }
 
-    public func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration) async throws -> SharedValueOrLock {
+    package func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration) async throws -> SharedValueOrLock {
         let reply = try await refusals {
             try await client.evalSHA(
                 script: RedisScripts.valueOrLock, keys: [key, lock.key], args: [lock.owner, String(Self.milliseconds(lifetime))],
@@ -74,11 +74,11 @@ public final class RedisSharedStore: SharedStore {
         return pair[1].integer == 1 ? .locked : .heldByAnother
     }
 
-    public func unlock(_ key: String, owner: String) async throws {
+    package func unlock(_ key: String, owner: String) async throws {
         _ = try await refusals { try await client.evalSHA(script: RedisScripts.unlock, keys: [key], args: [owner], deadline: deadline) }
     }
 
-    public func acquire(_ buckets: [SharedRateBucket]) async throws -> SharedRateOutcome {
+    package func acquire(_ buckets: [SharedRateBucket]) async throws -> SharedRateOutcome {
         let reply = try await refusals {
             try await client.evalSHA(script: RedisScripts.acquire, keys: buckets.map(\.key), args: Self.acquireArguments(buckets), deadline: deadline)
         }
@@ -88,9 +88,9 @@ public final class RedisSharedStore: SharedStore {
     /// A limit check is the one call on a cached token's path: on the requesting event loop's open connection it
     /// costs no task, its reply is read on that loop, and the checks of one turn of the loop go out as one script
     /// call (``RedisLimitBatches``).
-    public var acquiresWithoutTask: Bool { client.isOpenOnCurrentEventLoop }
+    package var acquiresWithoutTask: Bool { client.isOpenOnCurrentEventLoop }
 
-    public func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
+    package func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
         let check = RedisLimitBatches.Check(buckets: buckets, completion: completion)
         guard limitBatches.add(check, send: { self.send($0) }) else { return sendFromTask([check]) }
     }
@@ -186,7 +186,7 @@ public final class RedisSharedStore: SharedStore {
         }
     }
 
-    public func admit(_ member: String, to sets: [SharedDistinctSet]) async throws -> Int? {
+    package func admit(_ member: String, to sets: [SharedDistinctSet]) async throws -> Int? {
         let args = [member] + sets.flatMap { [String($0.capacity), String(Self.milliseconds($0.lifetime))] }
         let reply = try await refusals {
             try await client.evalSHA(script: RedisScripts.admitDistinct, keys: sets.map(\.key), args: args, deadline: deadline)
@@ -197,13 +197,13 @@ public final class RedisSharedStore: SharedStore {
         return index == 0 ? nil : Int(index) - 1
     }
 
-    public func publish(_ change: EndedContextChange) async throws {
+    package func publish(_ change: EndedContextChange) async throws {
         let until = change.until.map(String.init) ?? ""
         _ = try await client.evalSHA(
             script: RedisScripts.publishEnded, keys: [endedKey], args: [change.field, until, change.message, endedChannel], deadline: deadline)
     }
 
-    public func endedContexts() async throws -> [EndedContextChange] {
+    package func endedContexts() async throws -> [EndedContextChange] {
         let reply = try await client.send(["HGETALL", endedKey], deadline: deadline)
         guard let elements = reply.elements, elements.count.isMultiple(of: 2) else {
             throw RESPError.unexpectedReply(command: "HGETALL", reply: "\(reply)")
@@ -224,7 +224,7 @@ public final class RedisSharedStore: SharedStore {
         return changes
     }
 
-    public func watch(
+    package func watch(
         subscribed: @escaping @Sendable () -> Void, ended: @escaping @Sendable (EndedContextChange) -> Void,
         stored: @escaping @Sendable (_ key: String, _ value: [UInt8]?) -> Void
     ) async throws {
@@ -247,7 +247,7 @@ public final class RedisSharedStore: SharedStore {
         }
     }
 
-    public func shutdown() async { await client.shutdown() }
+    package func shutdown() async { await client.shutdown() }
 
     /// Error replies that say the server cannot serve at all (loading, a replica after a failover, a cluster
     /// without quorum, a busy script, lost credentials): the store is down, as when it does not answer.
@@ -276,7 +276,7 @@ extension SharedState {
     /// Redis client cannot use (a URL it does not read, a CA file it cannot load).
     /// `eventLoopGroup` should be the listeners' (nil: NIO's shared group): a request's commands then go out on a
     /// connection of the loop it runs on.
-    public static func redis(
+    package static func redis(
         _ settings: SharedStateSettings, metrics: GatewayMetrics, clock: TokenGateClock = .system,
         eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger
     ) throws -> SharedState {

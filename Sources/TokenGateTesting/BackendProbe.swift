@@ -1,44 +1,44 @@
 import NIOPosix
 import StaticKeySigner
 import Synchronization
-public import TokenGateCore
+package import TokenGateCore
 
 /// Counts the gateway's backend calls around the real static-key signer, and can make that backend misbehave:
 /// fail outright (the gateway answers 503) or sign tokens for another trip (the gateway must refuse them, 502).
-public final class BackendProbe: Sendable {
+package final class BackendProbe: Sendable {
     private let state = Mutex<(calls: Int, failuresLeft: Int, wrongTrip: Bool, callsPerContext: [TokenContext: Int])>((0, 0, false, [:]))
     private let timing = Mutex<(delay: Duration, held: Bool)>((.zero, false))
     private let signedOnEventLoop = Mutex<[Bool]>([])
 
     /// Creates a probe that lets every call through.
-    public init() {}
+    package init() {}
 
     /// Backend calls so far, failed and misbehaving ones included.
-    public var calls: Int { state.withLock { $0.calls } }
+    package var calls: Int { state.withLock { $0.calls } }
 
     /// Backend calls so far for `context`.
-    public func calls(for context: TokenContext) -> Int { state.withLock { $0.callsPerContext[context, default: 0] } }
+    package func calls(for context: TokenContext) -> Int { state.withLock { $0.callsPerContext[context, default: 0] } }
 
     /// The next `count` calls fail as `backend_unavailable`.
-    public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+    package func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
 
     /// Every call fails until `failNext(0)`.
-    public func failAlways() { failNext(.max) }
+    package func failAlways() { failNext(.max) }
 
     /// While on, consumer tokens are signed for another trip than the one asked for.
-    public func misbehave(_ on: Bool) { state.withLock { $0.wrongTrip = on } }
+    package func misbehave(_ on: Bool) { state.withLock { $0.wrongTrip = on } }
 
     /// Every call takes `delay` before it signs, so concurrent requests overlap a mint.
-    public func delayCalls(by delay: Duration) { timing.withLock { $0.delay = delay } }
+    package func delayCalls(by delay: Duration) { timing.withLock { $0.delay = delay } }
 
     /// Calls hang (after they are counted) until ``releaseCalls()``: a backend stuck mid-mint.
-    public func holdCalls() { timing.withLock { $0.held = true } }
+    package func holdCalls() { timing.withLock { $0.held = true } }
 
     /// Lets held calls, and later ones, through.
-    public func releaseCalls() { timing.withLock { $0.held = false } }
+    package func releaseCalls() { timing.withLock { $0.held = false } }
 
     /// For each call that went on to sign, in order: whether it signed on an event loop's thread.
-    public var signedOnEventLoops: [Bool] { signedOnEventLoop.withLock { $0 } }
+    package var signedOnEventLoops: [Bool] { signedOnEventLoop.withLock { $0 } }
 
     fileprivate func recordSigning() {
         let onEventLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
@@ -65,14 +65,14 @@ public final class BackendProbe: Sendable {
 }
 
 /// The static-key factory, its backends wrapped in a ``BackendProbe``.
-public struct ProbedFactory: TokenBackendFactory {
+package struct ProbedFactory: TokenBackendFactory {
     let probe: BackendProbe
-    public var type: String { "static-key" }
+    package var type: String { "static-key" }
 
     /// Wraps every backend this factory builds in `probe`.
-    public init(probe: BackendProbe) { self.probe = probe }
+    package init(probe: BackendProbe) { self.probe = probe }
 
-    public func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
+    package func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
         ProbedBackend(inner: try await StaticKeySignerFactory().makeBackend(context), probe: probe)
     }
 }

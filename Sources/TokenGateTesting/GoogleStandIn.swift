@@ -1,19 +1,19 @@
 import AsyncHTTPClient
 import Foundation
-public import JOSE
+package import JOSE
 import NIOCore
 import NIOHTTP1
 import Synchronization
 
 /// The Google stand-in (`Tests/Peers/google/google_standin.py`: metadata server, OAuth token endpoint, STS, IAM
 /// Credentials, public keys) on a loopback port, started for one test and stopped after it, even when the test throws.
-public final class GoogleStandIn: Sendable {
+package final class GoogleStandIn: Sendable {
     /// `http://127.0.0.1:PORT`.
-    public let baseURL: String
+    package let baseURL: String
     /// The loopback port.
-    public let port: Int
+    package let port: Int
     /// Where the stand-in writes exported key files and authorized_user files.
-    public let stateDirectory: String
+    package let stateDirectory: String
     private let process: Process
     // The write end of the stand-in's stdin: it stops by itself when this closes (--exit-on-stdin-eof), so a test
     // process that dies without `stop()` leaves no stand-in behind.
@@ -33,7 +33,7 @@ public final class GoogleStandIn: Sendable {
 
     /// Starts a stand-in with an empty state directory, runs `body`, stops it whatever happens. Waits for one of
     /// the few stand-in slots first.
-    public static func with<Result>(_ body: (GoogleStandIn) async throws -> Result) async throws -> Result {
+    package static func with<Result>(_ body: (GoogleStandIn) async throws -> Result) async throws -> Result {
         try await running.withSlot { try await run(body) }
     }
 
@@ -52,7 +52,7 @@ public final class GoogleStandIn: Sendable {
     }
 
     /// The script, found from this file: Sources/TokenGateTesting/ → repository root → Tests/Peers/google/.
-    public static var scriptPath: String {
+    package static var scriptPath: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Tests/Peers/google/google_standin.py").path
     }
@@ -98,7 +98,7 @@ public final class GoogleStandIn: Sendable {
     }
 
     /// Closes its stdin and kills it (SIGKILL: the test process blocks SIGTERM, which children inherit), then waits.
-    public func stop() async {
+    package func stop() async {
         try? stdin.fileHandleForWriting.close()
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
@@ -107,35 +107,35 @@ public final class GoogleStandIn: Sendable {
 
     /// `POST /_control` with this JSON object; returns the state it answers. A non-200 answer throws.
     @discardableResult
-    public func control(_ json: String) async throws -> JSONObject {
+    package func control(_ json: String) async throws -> JSONObject {
         try await request("POST", "/_control", body: json)
     }
 
     /// `GET /_control`: accounts with key-file paths, authorized users with file paths, grants, faults.
-    public func state() async throws -> JSONObject {
+    package func state() async throws -> JSONObject {
         try await request("GET", "/_control")
     }
 
     /// `GET /_control/calls`: `{"calls": {kind: {"count","byStatus","byPrincipal","byTarget"}}, "log": [...]}`.
-    public func calls() async throws -> JSONObject {
+    package func calls() async throws -> JSONObject {
         try await request("GET", "/_control/calls")
     }
 
     /// How many calls of `kind` (metadata, token, sts, signJwt, signBlob, generateAccessToken, publicKeys) it saw.
-    public func calls(kind: String) async throws -> Int {
+    package func calls(kind: String) async throws -> Int {
         let counts = try await calls()["calls"]?.objectValue?[kind]?.objectValue
         return Int(counts?["count"]?.integerValue ?? 0)
     }
 
     /// How many calls of `kind` came from `principal` (as the stand-in names principals).
-    public func calls(kind: String, principal: String) async throws -> Int {
+    package func calls(kind: String, principal: String) async throws -> Int {
         let counts = try await calls()["calls"]?.objectValue?[kind]?.objectValue
         return Int(counts?["byPrincipal"]?.objectValue?[principal]?.integerValue ?? 0)
     }
 
     /// The HTTP status of IAM `signJwt` for `target` called with `Authorization: Bearer <bearer>` (200: the token is
     /// one the stand-in issued, unexpired, and its principal holds Token Creator on `target`).
-    public func signJwt(for target: String, bearer: String) async throws -> Int {
+    package func signJwt(for target: String, bearer: String) async throws -> Int {
         var request = HTTPClientRequest(url: "\(baseURL)/v1/projects/-/serviceAccounts/\(target):signJwt")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(bearer)")

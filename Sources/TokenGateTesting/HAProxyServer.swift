@@ -3,9 +3,9 @@ import Synchronization
 
 /// A real `haproxy` on 127.0.0.1 and a free port in front of a gateway, for one test: the proxy a production
 /// gateway sits behind, with the headers it really writes.
-public final class HAProxyServer: Sendable {
+package final class HAProxyServer: Sendable {
     /// How haproxy tells the gateway who the client is.
-    public enum Mode: Sendable {
+    package enum Mode: Sendable {
         /// HTTP mode, appending the client to `X-Forwarded-For` (`option forwardfor`).
         case forwardedFor
         /// TCP mode, opening each connection to the gateway with a PROXY protocol v2 header (`send-proxy-v2`).
@@ -15,7 +15,7 @@ public final class HAProxyServer: Sendable {
     }
 
     /// The loopback port clients connect to.
-    public let port: Int
+    package let port: Int
     private let process: Mutex<Process?>
 
     private init(port: Int, process: Process) {
@@ -24,7 +24,7 @@ public final class HAProxyServer: Sendable {
     }
 
     /// Starts haproxy forwarding to `127.0.0.1:backendPort` in `mode`, runs `body`, stops it whatever happens.
-    public static func with<Result>(
+    package static func with<Result>(
         backendPort: Int, mode: Mode, _ body: (HAProxyServer) async throws -> Result
     ) async throws -> Result {
         let directory = try TemporaryDirectory(prefix: "haproxy")
@@ -89,7 +89,7 @@ public final class HAProxyServer: Sendable {
     }
 
     /// Kills the process and waits for it to end (as ``RedisServer/stop()``: SIGTERM is blocked in the test process).
-    public func stop() async {
+    package func stop() async {
         guard
             let process = self.process.withLock({ current in
                 defer { current = nil }
@@ -101,7 +101,7 @@ public final class HAProxyServer: Sendable {
     }
 
     /// `haproxy` on PATH or in /usr/sbin; a missing binary fails the test and says how to install it.
-    public static func executable() throws -> String {
+    package static func executable() throws -> String {
         let searchPath = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") + ":/usr/sbin:/usr/local/sbin"
         for directory in searchPath.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/haproxy") {
             return "\(directory)/haproxy"

@@ -1,10 +1,10 @@
 /// One scrape, as Prometheus reads it: every sample by name and label set.
-public struct MetricsScrape: Sendable {
+package struct MetricsScrape: Sendable {
     /// Every sample, by series with its labels sorted.
-    public let samples: [String: Double]
+    package let samples: [String: Double]
 
     /// Reads a scrape in the Prometheus text format.
-    public init(_ text: String) {
+    package init(_ text: String) {
         var samples: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
@@ -14,13 +14,13 @@ public struct MetricsScrape: Sendable {
     }
 
     /// The value of `name` with exactly `labels`, or nil if the series does not exist.
-    public subscript(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+    package subscript(_ name: String, _ labels: [String: String] = [:]) -> Double? {
         let rendered = labels.isEmpty ? name : name + "{" + labels.map { "\($0.key)=\"\($0.value)\"" }.joined(separator: ",") + "}"
         return samples[Self.key(rendered)]
     }
 
     /// A series name with its labels sorted, so label order does not matter.
-    public static func key(_ series: String) -> String {
+    package static func key(_ series: String) -> String {
         guard let open = series.firstIndex(of: "{"), series.hasSuffix("}") else { return series }
         let labels = series[series.index(after: open)..<series.index(before: series.endIndex)]
             .split(separator: ",").map(String.init).sorted()

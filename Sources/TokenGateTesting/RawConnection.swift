@@ -23,19 +23,19 @@ import Foundation
 /// Every wait is bounded: reads give up after `receiveTimeout`, writes after the same time. The socket calls block,
 /// so they run on the connection's own serial dispatch queue, never on the Swift concurrency pool, whose few
 /// threads (one per core) the gateway under test needs to answer.
-public final class RawConnection: @unchecked Sendable {  // all mutable state is touched on `queue` only
+package final class RawConnection: @unchecked Sendable {  // all mutable state is touched on `queue` only
     /// Why a raw connection failed.
-    public struct Failure: Error, CustomStringConvertible {
+    package struct Failure: Error, CustomStringConvertible {
         /// What failed, with `errno`.
-        public let description: String
+        package let description: String
     }
 
     /// What was read until the connection ended or went quiet.
-    public struct Drain: Sendable {
+    package struct Drain: Sendable {
         /// Every byte received.
-        public var bytes: [UInt8]
+        package var bytes: [UInt8]
         /// Whether the server closed (or reset) the connection; `false` means it stayed open past the timeout.
-        public var closed: Bool
+        package var closed: Bool
     }
 
     private let socket: BlockingSocket
@@ -50,7 +50,7 @@ public final class RawConnection: @unchecked Sendable {  // all mutable state is
     /// concurrency pool, and reads of 8 s were measured; 10 s failed a CI run.
     /// With `source`, the connection comes from that loopback address (`0x7F00_0002` is 127.0.0.2, any of
     /// 127.0.0.0/8 works on Linux): one test can be many clients.
-    public static func open(port: Int, from source: UInt32? = nil, receiveTimeout: Duration = .seconds(30)) async throws -> RawConnection {
+    package static func open(port: Int, from source: UInt32? = nil, receiveTimeout: Duration = .seconds(30)) async throws -> RawConnection {
         let queue = DispatchQueue(label: "tokengate.raw-connect")
         let socket = try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try BlockingSocket(port: port, source: source, timeout: receiveTimeout) }) }
@@ -62,34 +62,34 @@ public final class RawConnection: @unchecked Sendable {  // all mutable state is
 
     /// Sends `text`; returns `false` if the server had already closed the connection.
     @discardableResult
-    public func send(_ text: String) async throws -> Bool {
+    package func send(_ text: String) async throws -> Bool {
         try await send(Array(text.utf8))
     }
 
     /// Sends `bytes`; returns `false` if the server had already closed the connection.
     @discardableResult
-    public func send(_ bytes: [UInt8]) async throws -> Bool {
+    package func send(_ bytes: [UInt8]) async throws -> Bool {
         try await run { try $0.send(bytes) }
     }
 
     /// Reads one HTTP/1.1 response (head, then a `Content-Length` body); `nil` if the connection ended or stayed
     /// quiet first.
-    public func readResponse() async throws -> RawResponse? {
+    package func readResponse() async throws -> RawResponse? {
         try await run { try $0.readResponse(withBody: true) }
     }
 
     /// Reads one response's head only (an answer to HEAD has a `Content-Length` but no body); `nil` as above.
-    public func readHeadOnly() async throws -> RawResponse? {
+    package func readHeadOnly() async throws -> RawResponse? {
         try await run { try $0.readResponse(withBody: false) }
     }
 
     /// Reads until the server closes the connection or nothing arrives for the receive timeout.
-    public func drain() async throws -> Drain {
+    package func drain() async throws -> Drain {
         try await run { try $0.drain() }
     }
 
     /// Closes the connection (also done on deinit).
-    public func close() async {
+    package func close() async {
         await run { $0.close() }
     }
 
@@ -223,24 +223,24 @@ private final class BlockingSocket: @unchecked Sendable {  // confined to its Ra
 }
 
 /// An HTTP/1.1 response read off a ``RawConnection``.
-public struct RawResponse: Sendable {
+package struct RawResponse: Sendable {
     /// The status code.
-    public let status: Int
+    package let status: Int
     /// The header fields, in order.
-    public let headers: [(String, String)]
+    package let headers: [(String, String)]
     /// The body.
-    public let body: [UInt8]
+    package let body: [UInt8]
 
     /// Every value of the field `name` (case-insensitive).
-    public func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
     }
 
     /// The first value of the field `name` (case-insensitive).
-    public func header(_ name: String) -> String? { values(name).first }
+    package func header(_ name: String) -> String? { values(name).first }
 
     /// The body as text.
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 
     /// Takes one complete response off the front of `buffer`, or leaves it and returns `nil`.
     static func parse(_ buffer: inout [UInt8], withBody: Bool = true) -> RawResponse? {

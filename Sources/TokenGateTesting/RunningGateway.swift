@@ -1,28 +1,28 @@
 import AsyncHTTPClient
 import Foundation
-public import JOSE
-public import Logging
+package import JOSE
+package import Logging
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
-public import TokenGateCore
-public import TokenGateHTTP
+package import TokenGateCore
+package import TokenGateHTTP
 import TokenGateRedis
 
 /// A real TokenGate HTTP server on 127.0.0.1 and an ephemeral port, for the duration of a test.
-public struct RunningGateway: Sendable {
+package struct RunningGateway: Sendable {
     /// `http://127.0.0.1:PORT`
-    public let baseURL: String
+    package let baseURL: String
     /// The port it listens on, for raw TCP clients.
-    public let port: Int
+    package let port: Int
     /// The service behind it, for assertions on its state.
-    public let service: TokenService
+    package let service: TokenService
     /// The reloader that runs its generations, as under `serve`.
-    public let reloader: GatewayReloader
+    package let reloader: GatewayReloader
     /// `http://127.0.0.1:PORT` of the admin listener (`/metrics`, `/healthz`, `/readyz`).
-    public let adminURL: String
+    package let adminURL: String
     /// This gateway's own metrics registry (not the process-wide one).
-    public let exporter: MetricsExporter
+    package let exporter: MetricsExporter
 
     /// Assembles `configuration` (a path to config.yaml), starts the gateway on port 0, runs `body`, and shuts it
     /// down.
@@ -31,7 +31,7 @@ public struct RunningGateway: Sendable {
     /// through `jwksFetcher`, by default AsyncHTTPClient for loopback servers) and each backend's own work. Clients'
     /// authorizers are asked through `authorizerTransport`, by default AsyncHTTPClient (the shared client; a
     /// redirected answer is refused).
-    public static func with<Result: Sendable>(
+    package static func with<Result: Sendable>(
         configuration path: String,
         registry: BackendRegistry,
         clock: TokenGateClock,
@@ -115,39 +115,39 @@ public struct RunningGateway: Sendable {
     }
 
     /// The admin listener's `/metrics` text.
-    public func metrics() async throws -> String {
+    package func metrics() async throws -> String {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: adminURL + "/metrics"), timeout: .seconds(30))
         return String(buffer: try await response.body.collect(upTo: 4 << 20))
     }
 
     /// GETs `path` (with query) with an optional bearer credential; returns status, headers and body.
-    public func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> GatewayResponse {
+    package func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> GatewayResponse {
         try await Endpoint(baseURL: baseURL).get(path, bearer: bearer, headers: headers)
     }
 
     /// Sends `method` to `path` (with query) with an optional bearer credential; returns status, headers and body.
-    public func request(_ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws
+    package func request(_ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws
         -> GatewayResponse
     {
         try await Endpoint(baseURL: baseURL).request(method, path, bearer: bearer, headers: headers)
     }
 
     /// One listener of the gateway, for plain HTTP requests.
-    public struct Endpoint: Sendable {
+    package struct Endpoint: Sendable {
         /// `http://127.0.0.1:PORT`
-        public let baseURL: String
+        package let baseURL: String
 
         /// The listener at `baseURL`.
-        public init(baseURL: String) { self.baseURL = baseURL }
+        package init(baseURL: String) { self.baseURL = baseURL }
 
         /// GETs `path` (with query) with an optional bearer credential; returns status, headers and body.
-        public func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> GatewayResponse {
+        package func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> GatewayResponse {
             try await request("GET", path, bearer: bearer, headers: headers)
         }
 
         /// Sends `method` to `path` (with query) with an optional bearer credential and body; returns status, headers
         /// and body.
-        public func request(
+        package func request(
             _ method: String, _ path: String, bearer: String? = nil, headers: [(String, String)] = [], body: [UInt8]? = nil
         ) async throws -> GatewayResponse {
             var request = HTTPClientRequest(url: baseURL + path)
@@ -165,32 +165,32 @@ public struct RunningGateway: Sendable {
 
 extension GatewayResponse {
     /// The body as a JSON object (empty if it is not one).
-    public var json: JSONObject {
+    package var json: JSONObject {
         if case .object(let object)? = try? JSON.parse(body) { return object }
         return JSONObject()
     }
 
     /// `error.code` of an error body.
-    public var errorCode: String? {
+    package var errorCode: String? {
         guard case .object(let error)? = json["error"] else { return nil }
         return error["code"]?.stringValue
     }
 }
 
 /// What the gateway answered.
-public struct GatewayResponse: Sendable {
+package struct GatewayResponse: Sendable {
     /// The HTTP status code.
-    public let status: Int
+    package let status: Int
     /// The response headers.
-    public let headers: [(String, String)]
+    package let headers: [(String, String)]
     /// The body bytes.
-    public let body: [UInt8]
+    package let body: [UInt8]
 
     /// The first header named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
     /// The body as text.
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 }

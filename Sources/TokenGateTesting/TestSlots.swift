@@ -2,7 +2,7 @@ import Synchronization
 
 /// A bound on how many of something heavy (a child process) one test process runs at once; the others wait their
 /// turn, suspended, in arrival order.
-public final class TestSlots: Sendable {
+package final class TestSlots: Sendable {
     private struct State {
         var free: Int
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -11,10 +11,10 @@ public final class TestSlots: Sendable {
     private let state: Mutex<State>
 
     /// `count` slots.
-    public init(_ count: Int) { state = Mutex(State(free: count)) }
+    package init(_ count: Int) { state = Mutex(State(free: count)) }
 
     /// Runs `body` holding a slot.
-    public func withSlot<Result>(_ body: () async throws -> Result) async throws -> Result {
+    package func withSlot<Result>(_ body: () async throws -> Result) async throws -> Result {
         await acquire()
         defer { release() }
         return try await body()

@@ -4,18 +4,18 @@ import RESP
 /// A Redis Cluster of three primaries and three replicas, real `redis-server` processes on 127.0.0.1 and free ports,
 /// made by `redis-cli --cluster create` for one test and stopped after it. A node is failed over one second after it
 /// stops answering (`cluster-node-timeout`).
-public final class RedisClusterGroup: Sendable {
+package final class RedisClusterGroup: Sendable {
     /// Every node, in the order they were given to `redis-cli` (it makes the first three the primaries).
-    public let nodes: [RedisServer]
+    package let nodes: [RedisServer]
 
     private init(nodes: [RedisServer]) { self.nodes = nodes }
 
     /// `127.0.0.1:PORT` of each node.
-    public var addresses: [String] { nodes.map { "127.0.0.1:\($0.port)" } }
+    package var addresses: [String] { nodes.map { "127.0.0.1:\($0.port)" } }
 
     /// Starts six nodes, joins them into a cluster, waits until every node sees all 16,384 slots served and every
     /// replica in sync, runs `body`, and stops every node whatever happens.
-    public static func with<Result>(_ body: (RedisClusterGroup) async throws -> Result) async throws -> Result {
+    package static func with<Result>(_ body: (RedisClusterGroup) async throws -> Result) async throws -> Result {
         try await withNodes(6, started: []) { nodes in
             let group = RedisClusterGroup(nodes: nodes)
             let (status, output) = try await ChildProcess.run(
@@ -36,12 +36,12 @@ public final class RedisClusterGroup: Sendable {
     }
 
     /// The port of the primary serving `slot` now, as `node`'s `CLUSTER SLOTS` says.
-    public func primaryPort(ofSlot slot: Int, askingNode node: RedisServer? = nil) async throws -> Int? {
+    package func primaryPort(ofSlot slot: Int, askingNode node: RedisServer? = nil) async throws -> Int? {
         try await ports(ofSlot: slot, askingNode: node).first
     }
 
     /// The port of a replica of the primary serving `slot`, as that primary's `INFO replication` lists it.
-    public func replicaPort(ofSlot slot: Int) async throws -> Int? {
+    package func replicaPort(ofSlot slot: Int) async throws -> Int? {
         guard let port = try await ports(ofSlot: slot, askingNode: nil).first, let primary = node(port: port) else { return nil }
         let replication = try await primary.withClient { try await $0.send(["INFO", "replication"]).string ?? "" }
         // `slave0:ip=127.0.0.1,port=6380,state=online,…`
@@ -67,7 +67,7 @@ public final class RedisClusterGroup: Sendable {
     /// target first.
     /// `pause` is waited between the steps, so clients meet the slot half moved: at the source while its keys are
     /// still there, then redirected with `ASK` once they have left, then with `MOVED`.
-    public func migrate(slot: Int, to target: RedisServer, pause: Duration) async throws {
+    package func migrate(slot: Int, to target: RedisServer, pause: Duration) async throws {
         guard let sourcePort = try await primaryPort(ofSlot: slot), let source = node(port: sourcePort) else {
             throw HarnessError("no primary serves slot \(slot)")
         }
@@ -92,7 +92,7 @@ public final class RedisClusterGroup: Sendable {
     }
 
     /// The nodes that are primaries now (`ROLE`).
-    public func primaries() async throws -> [RedisServer] {
+    package func primaries() async throws -> [RedisServer] {
         var primaries: [RedisServer] = []
         for node in nodes {
             let role = try await node.withClient { client in try await client.send(["ROLE"]).elements?.first?.string }
@@ -102,10 +102,10 @@ public final class RedisClusterGroup: Sendable {
     }
 
     /// The node listening on `port`.
-    public func node(port: Int) -> RedisServer? { nodes.first { $0.port == port } }
+    package func node(port: Int) -> RedisServer? { nodes.first { $0.port == port } }
 
     /// A node's ID in the cluster.
-    public static func id(of node: RedisServer) async throws -> String {
+    package static func id(of node: RedisServer) async throws -> String {
         try await node.withClient { client in
             guard let id = try await client.send(["CLUSTER", "MYID"]).string else { throw HarnessError("CLUSTER MYID gave no ID") }
             return id

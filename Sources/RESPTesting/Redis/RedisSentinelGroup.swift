@@ -1,24 +1,24 @@
 import Foundation
 import Logging
-public import RESP
+package import RESP
 import Synchronization
 
 /// A primary, its replica and three Sentinels watching them, all real `redis-server` processes on 127.0.0.1 and free
 /// ports (a Sentinel is `redis-server sentinel.conf --sentinel`), started for one test and stopped after it. The
 /// Sentinels fail a primary over one second after it stops answering. With `tls`, every one of them speaks TLS
 /// only, to clients and to each other.
-public final class RedisSentinelGroup: Sendable {
+package final class RedisSentinelGroup: Sendable {
     /// The name the Sentinels monitor the primary under.
-    public static let primaryName = "tokengate-test"
+    package static let primaryName = "tokengate-test"
 
     /// The primary at start.
-    public let primary: RedisServer
+    package let primary: RedisServer
     /// Its replica, which a failover promotes.
-    public let replica: RedisServer
+    package let replica: RedisServer
     /// The Sentinels' loopback ports.
-    public let sentinelPorts: [Int]
+    package let sentinelPorts: [Int]
     /// The TLS material every process serves with, or nil.
-    public let tls: TestCertificates?
+    package let tls: TestCertificates?
     private let processes: Mutex<[Process]>
 
     private init(primary: RedisServer, replica: RedisServer, sentinelPorts: [Int], tls: TestCertificates?, processes: [Process]) {
@@ -30,11 +30,11 @@ public final class RedisSentinelGroup: Sendable {
     }
 
     /// `127.0.0.1:PORT` of each Sentinel, comma-separated (a YAML flow list's items).
-    public var sentinelAddresses: String { sentinelPorts.map { "127.0.0.1:\($0)" }.joined(separator: ", ") }
+    package var sentinelAddresses: String { sentinelPorts.map { "127.0.0.1:\($0)" }.joined(separator: ", ") }
 
     /// Starts the group, waits until every Sentinel knows the replica and the other Sentinels (a failover needs
     /// both), runs `body`, stops every process whatever happens.
-    public static func with<Result>(tls: TestCertificates? = nil, _ body: (RedisSentinelGroup) async throws -> Result) async throws -> Result {
+    package static func with<Result>(tls: TestCertificates? = nil, _ body: (RedisSentinelGroup) async throws -> Result) async throws -> Result {
         try await RedisServer.with(RedisServer.Options(tls: tls)) { primary in
             try await RedisServer.with(RedisServer.Options(tls: tls, replicaOf: primary.port)) { replica in
                 let directory = try TemporaryDirectory()
@@ -60,7 +60,7 @@ public final class RedisSentinelGroup: Sendable {
     }
 
     /// The port of the server the Sentinels name as the primary now (asked of the first that answers).
-    public func namedPrimaryPort() async throws -> Int? {
+    package func namedPrimaryPort() async throws -> Int? {
         for port in sentinelPorts {
             let reply = try? await ask(port, ["SENTINEL", "GET-MASTER-ADDR-BY-NAME", Self.primaryName])
             if let port = reply?.elements?.last?.string.flatMap({ Int($0) }) { return port }
@@ -69,7 +69,7 @@ public final class RedisSentinelGroup: Sendable {
     }
 
     /// Asks a Sentinel to fail over now (`SENTINEL FAILOVER`), the primary still up: it is demoted to a replica.
-    public func forceFailover() async throws {
+    package func forceFailover() async throws {
         _ = try await ask(sentinelPorts[0], ["SENTINEL", "FAILOVER", Self.primaryName])
     }
 
@@ -136,7 +136,7 @@ public final class RedisSentinelGroup: Sendable {
     }
 
     /// A configuration for the Sentinel on `port` (its TLS too), adjusted by `configure`.
-    public func sentinelConfiguration(port: Int, _ configure: (inout RESPConfiguration) -> Void = { _ in }) -> RESPConfiguration {
+    package func sentinelConfiguration(port: Int, _ configure: (inout RESPConfiguration) -> Void = { _ in }) -> RESPConfiguration {
         var configuration = RESPConfiguration(host: "127.0.0.1", port: port)
         if let tls { configuration.tls = .init(trustRoots: .certificateFile(tls.caCertificate), serverName: "localhost") }
         configure(&configuration)

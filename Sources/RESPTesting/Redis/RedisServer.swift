@@ -2,29 +2,29 @@ import Foundation
 import Synchronization
 
 /// A failure of the test harness itself (no redis-server, a server that never came up), never of the code under test.
-public struct HarnessError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct HarnessError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// A real `redis-server` on 127.0.0.1 and a free port, started for one test and stopped after it, even when the
 /// test throws. It can be stopped and started again on the same port, as a server restart.
-public final class RedisServer: Sendable {
+package final class RedisServer: Sendable {
     /// What the server is started with, beyond the defaults (no persistence, loopback only).
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// `requirepass`: the default user's password.
-        public var password: String?
+        package var password: String?
         /// ACL users, each with every permission: `(name, password)`.
-        public var users: [(name: String, password: String)] = []
+        package var users: [(name: String, password: String)] = []
         /// Serve TLS only, with this material.
-        public var tls: TestCertificates?
+        package var tls: TestCertificates?
         /// Replicate the server on this loopback port (`replicaof`).
-        public var replicaOf: Int?
+        package var replicaOf: Int?
         /// Run as a Redis Cluster node (`cluster-enabled`), not yet part of a cluster.
-        public var clusterNode = false
+        package var clusterNode = false
 
         /// Options for `password`, `users`, `tls` and `replicaOf`.
-        public init(
+        package init(
             password: String? = nil, users: [(name: String, password: String)] = [], tls: TestCertificates? = nil, replicaOf: Int? = nil
         ) {
             self.password = password
@@ -35,8 +35,8 @@ public final class RedisServer: Sendable {
     }
 
     /// The loopback port it listens on.
-    public let port: Int
-    public let options: Options
+    package let port: Int
+    package let options: Options
     let directory: TemporaryDirectory
     /// A cluster node's bus port (`cluster-port`): by default Redis takes port + 10000, which a free port above 55535
     /// cannot have.
@@ -53,7 +53,7 @@ public final class RedisServer: Sendable {
 
     /// Starts a server, runs `body`, stops the server whatever happens.
     @discardableResult
-    public static func with<Result>(
+    package static func with<Result>(
         _ options: Options = Options(), _ body: (RedisServer) async throws -> Result
     ) async throws -> Result {
         let directory = try TemporaryDirectory()
@@ -68,7 +68,7 @@ public final class RedisServer: Sendable {
     }
 
     /// Starts (or restarts) the server on its port and waits until it accepts connections.
-    public func start() async throws {
+    package func start() async throws {
         let logFile = "\(directory.path)/redis-\(UUID().uuidString).log"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.executable())
@@ -96,7 +96,7 @@ public final class RedisServer: Sendable {
     /// Kills the process (SIGKILL) and waits for it to end. Not SIGTERM: the server keeps nothing worth a clean
     /// shutdown, and it inherits the test process's blocked signals, SIGTERM among them, so a SIGTERM was never
     /// acted on and every stop waited out a 5 s grace period.
-    public func stop() async {
+    package func stop() async {
         guard
             let process = self.process.withLock({ current in
                 defer { current = nil }
@@ -134,7 +134,7 @@ public final class RedisServer: Sendable {
     }
 
     /// `redis-server` on PATH; a missing binary fails the test and says how to install it.
-    public static func executable() throws -> String {
+    package static func executable() throws -> String {
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in searchPath.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/redis-server") {
             return "\(directory)/redis-server"
@@ -143,13 +143,13 @@ public final class RedisServer: Sendable {
     }
 
     /// Whether this redis-server was built with TLS: its TLS settings exist only then (`USE_OPENSSL`).
-    public static let supportsTLS: Bool = {
+    package static let supportsTLS: Bool = {
         guard let path = try? executable(), let binary = FileManager.default.contents(atPath: path) else { return false }
         return binary.range(of: Data("tls-cert-file".utf8)) != nil
     }()
 
     /// A port nobody listens on now: bind 127.0.0.1:0, read the port, close.
-    public static func freeLoopbackPort() throws -> Int {
+    package static func freeLoopbackPort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw HarnessError("socket() failed: \(errno)") }
         defer { close(descriptor) }

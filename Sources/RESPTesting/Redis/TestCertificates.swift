@@ -1,14 +1,14 @@
 import Foundation
 
 /// A CA and a server certificate, made by the `openssl` command at test time (no key is committed), valid for a day.
-public struct TestCertificates: Sendable {
-    public let caCertificate: String
-    public let serverCertificate: String
-    public let serverKey: String
+package struct TestCertificates: Sendable {
+    package let caCertificate: String
+    package let serverCertificate: String
+    package let serverKey: String
 
     /// Writes the files into `directory`; the server certificate names `subjectAltName` (`DNS:localhost`,
     /// `IP:127.0.0.1`).
-    public static func make(in directory: TemporaryDirectory, subjectAltName: String) async throws -> TestCertificates {
+    package static func make(in directory: TemporaryDirectory, subjectAltName: String) async throws -> TestCertificates {
         let path = directory.path
         try "subjectAltName=\(subjectAltName)\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
             .write(toFile: "\(path)/server.ext", atomically: true, encoding: .utf8)

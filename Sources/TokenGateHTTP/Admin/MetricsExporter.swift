@@ -1,17 +1,17 @@
-public import Prometheus
-public import TokenGateCore
+package import Prometheus
+package import TokenGateCore
 
 /// The Prometheus side of the gateway's metrics: the registry every instrument lands in (through
 /// swift-metrics, with `PrometheusMetricsFactory` as the backend), and the text a scrape of `/metrics` gets.
-public final class MetricsExporter: Sendable {
+package final class MetricsExporter: Sendable {
     /// Where the instruments live.
-    public let registry: PrometheusCollectorRegistry
+    package let registry: PrometheusCollectorRegistry
     /// The swift-metrics backend over ``registry``: `serve` bootstraps it process-wide; tests hand it to one gateway.
-    public let factory: PrometheusMetricsFactory
+    package let factory: PrometheusMetricsFactory
     private let process: ProcessMetrics
 
     /// An exporter with an empty registry of its own.
-    public init() {
+    package init() {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         // Backend calls are milliseconds for a local signer, up to seconds for an upstream token server.
@@ -25,7 +25,7 @@ public final class MetricsExporter: Sendable {
     }
 
     /// The exposition text (format 0.0.4) of every metric, with the gauges read now.
-    public func scrape(_ service: TokenService) -> [UInt8] {
+    package func scrape(_ service: TokenService) -> [UInt8] {
         service.generation.updateGauges()
         process.update()
         var buffer: [UInt8] = []

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-public import JOSE
+package import JOSE
 import TokenGateCore
 
 /// The HTTP contract of the public and the admin listener, as an OpenAPI 3.1 document: every route, parameter,
@@ -10,9 +10,9 @@ import TokenGateCore
 /// Written by hand per operation (so a test comparing it with the routers means something), with the lists that
 /// must not drift taken from the code: token types from `TokenType`, error codes and their statuses from
 /// `TokenGateError`.
-public enum OpenAPIDocument {
+package enum OpenAPIDocument {
     /// The document.
-    public static var json: JSONValue {
+    package static var json: JSONValue {
         .object([
             "openapi": "3.1.0",
             "info": .object([
@@ -45,7 +45,7 @@ public enum OpenAPIDocument {
     }
 
     /// The document as bytes.
-    public static var bytes: [UInt8] { JSON.serialize(json) }
+    package static var bytes: [UInt8] { JSON.serialize(json) }
 
     static let adminServers: JSONValue = [.object(["url": "http://127.0.0.1:9464", "description": "the admin listener (server.admin)"])]
 

@@ -14,11 +14,13 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .executable(name: "tokengate", targets: ["tokengate"]),
+        // For backend plugins in other packages (Examples/CommandSigner): the seam (TokenBackend, its factory, the
+        // context it gets, configuration nodes and errors), the JOSE and YAML types it names, and the contract checks
+        // their tests run. Only that seam is `public`; what TokenGate's own modules share is `package`. The fuzz
+        // harnesses in Fuzz/ depend on these products too, compiled as members of this package (see its manifest).
         .library(name: "JOSE", targets: ["JOSE"]),
-        // For the libFuzzer harnesses in Fuzz/, a package of their own: the parsers under test, without the HTTP stack.
         .library(name: "YAML", targets: ["YAML"]),
         .library(name: "TokenGateCore", targets: ["TokenGateCore"]),
-        // For backend plugins in other packages: the contract checks their tests run.
         .library(name: "TokenBackendConformance", targets: ["TokenBackendConformance"]),
     ],
     traits: [

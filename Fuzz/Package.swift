@@ -1,15 +1,28 @@
 // swift-tools-version: 6.2
+import Foundation
 import PackageDescription
 
 // libFuzzer harnesses, in a package of their own so the root package never builds them: each executable defines only
 // `LLVMFuzzerTestOneInput` and takes its `main` from libFuzzer, so it links only with `-sanitize=fuzzer`.
 // Build and run them with scripts/fuzz (seed corpora come from Fuzz/make-seeds.py at run time; nothing secret is
 // committed). Only JOSE, YAML and TokenGateCore are built: the HTTP stack stays out of the instrumented build.
+// The harnesses are TokenGate's own code, in a package of their own only for their build flags: they compile as
+// members of TokenGate's package (`-package-name`, passed after SwiftPM's own and so the one swiftc keeps), so they
+// reach what its modules share as `package` without it being made public. SwiftPM names a path dependency's package
+// after its folder (lower-cased, other characters than letters, digits and `_` as `_`), which depends on where
+// the repository was cloned, so it is read off this file's own path.
+let tokenGateFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+let tokenGatePackageName: String = {
+    let name = String(tokenGateFolder.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+    return name.first?.isNumber == true ? "_" + name : name
+}()
+
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .treatAllWarnings(as: .error),
+    .unsafeFlags(["-package-name", tokenGatePackageName]),
 ]
 
 let jose = Target.Dependency.product(name: "JOSE", package: "TokenGate")
@@ -22,20 +35,21 @@ let package = Package(
     dependencies: [.package(name: "TokenGate", path: "..")],
     targets: [
         // Invariant checks that crash (so libFuzzer keeps the input) and the seed-time fixtures the harnesses read.
-        .target(name: "FuzzSupport", dependencies: [jose], swiftSettings: swiftSettings),
+        .target(name: "FuzzSupport", dependencies: [jose], packageAccess: false, swiftSettings: swiftSettings),
 
-        .executableTarget(name: "fuzz-jws", dependencies: ["FuzzSupport", jose], swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", jose], swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-jwk", dependencies: ["FuzzSupport", jose], swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-pem", dependencies: ["FuzzSupport", jose], swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-yaml", dependencies: ["FuzzSupport", yaml], swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-config", dependencies: ["FuzzSupport", core, yaml], swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-bearer", dependencies: ["FuzzSupport", core, jose], swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-query", dependencies: ["FuzzSupport", "LinkedQueryParameters", core], swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-jws", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-jwk", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-pem", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-yaml", dependencies: ["FuzzSupport", yaml], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-config", dependencies: ["FuzzSupport", core, yaml], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-bearer", dependencies: ["FuzzSupport", core, jose], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "fuzz-query", dependencies: ["FuzzSupport", "LinkedQueryParameters", core], packageAccess: false, swiftSettings: swiftSettings),
         .executableTarget(
             name: "fuzz-upstream-response",
             dependencies: ["FuzzSupport", "LinkedUpstreamResponseMapping", core, jose, yaml],
-            swiftSettings: swiftSettings
+            packageAccess: false, swiftSettings: swiftSettings
         ),
 
         // The real source files, through symlinks: QueryParameters lives in TokenGateHTTP and UpstreamResponseMapping
@@ -45,12 +59,12 @@ let package = Package(
         .target(
             name: "LinkedQueryParameters",
             dependencies: [core],
-            swiftSettings: swiftSettings + [.unsafeFlags(["-enable-testing"])]
+            packageAccess: false, swiftSettings: swiftSettings + [.unsafeFlags(["-enable-testing"])]
         ),
         .target(
             name: "LinkedUpstreamResponseMapping",
             dependencies: [core, jose],
-            swiftSettings: swiftSettings + [.unsafeFlags(["-enable-testing"])]
+            packageAccess: false, swiftSettings: swiftSettings + [.unsafeFlags(["-enable-testing"])]
         ),
     ]
 )

@@ -1,6 +1,6 @@
 import Foundation
 import JOSE
-public import Logging
+package import Logging
 
 /// The one place running objects are made: turns a configuration file into a ``GatewayGeneration``.
 ///
@@ -9,27 +9,27 @@ public import Logging
 /// provider's runtime (keys, authenticator, cache, limiters), handing on from `previous` every part whose
 /// configuration did not change; then the api-key ownership map. Nothing is started: the generation's
 /// ``GatewayGeneration/services`` run only when `serve` (or a reload) runs them. Any error leaves nothing behind.
-public struct GatewayAssembler: Sendable {
+package struct GatewayAssembler: Sendable {
     /// The plugins.
-    public var registry: BackendRegistry
+    package var registry: BackendRegistry
     /// Where `${NAME}` values come from.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// Time for caches, limiters, backends and key sets.
-    public var clock: TokenGateClock
+    package var clock: TokenGateClock
     /// Where backends and key sets log.
-    public var logger: Logger
+    package var logger: Logger
     /// How key sets fetch their JWKS (AsyncHTTPClient in `serve`; tests bring their own).
-    public var jwksFetcher: any JWKSFetcher
+    package var jwksFetcher: any JWKSFetcher
     /// How clients' authorizers are asked (AsyncHTTPClient in `serve`). Without one, every authorizer question
     /// fails: such a client is refused `authorizer_unavailable`, never allowed.
-    public var authorizerTransport: any AuthorizerTransport
+    package var authorizerTransport: any AuthorizerTransport
     /// How many verified session tokens each provider remembers.
-    public var sessionMemoLimit: Int
+    package var sessionMemoLimit: Int
     /// The instruments every generation it builds counts with.
-    public var metrics: GatewayMetrics
+    package var metrics: GatewayMetrics
 
     /// Creates an assembler.
-    public init(
+    package init(
         registry: BackendRegistry,
         environment: [String: String],
         clock: TokenGateClock = .system,
@@ -51,7 +51,7 @@ public struct GatewayAssembler: Sendable {
 
     /// Builds the generation of the file at `path` (named in errors as given). With `only`, just that provider is
     /// parsed and built, so another tenant's unset `${VAR}` cannot stop a command about this one.
-    public func build(path: String, previous: GatewayGeneration? = nil, only: ProviderID? = nil) async throws -> GatewayGeneration {
+    package func build(path: String, previous: GatewayGeneration? = nil, only: ProviderID? = nil) async throws -> GatewayGeneration {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
             throw ConfigError(file: path, mark: nil, keyPath: "", message: reason)
@@ -61,7 +61,7 @@ public struct GatewayAssembler: Sendable {
 
     /// The `server:` settings of the file at `path`, or nil when the file does not parse (building it will say
     /// why): what `serve` needs before anything else, to set up its logging.
-    public static func serverSettings(path: String, environment: [String: String]) -> ServerSettings? {
+    package static func serverSettings(path: String, environment: [String: String]) -> ServerSettings? {
         guard let server = topLevelSection("server", path: path, environment: environment) else { return ServerSettings() }
         return try? ServerSettings.parse(server)
     }
@@ -69,7 +69,7 @@ public struct GatewayAssembler: Sendable {
     /// The `tracing:` section of the file at `path`, read before anything else is built (spans must be set up
     /// before the HTTP clients that propagate them); nil when there is none, or when it is broken (the
     /// assembly reports why).
-    public static func tracingSettings(path: String, environment: [String: String]) -> TracingSettings? {
+    package static func tracingSettings(path: String, environment: [String: String]) -> TracingSettings? {
         topLevelSection("tracing", path: path, environment: environment).flatMap { try? TracingSettings.parse($0) }
     }
 
@@ -82,18 +82,18 @@ public struct GatewayAssembler: Sendable {
 
     /// What `check-config` reports: every error it could find (not just the first), every warning, and the
     /// generation when there was no error.
-    public struct Check: Sendable {
+    package struct Check: Sendable {
         /// Every error, in the order found.
-        public var errors: [ConfigError]
+        package var errors: [ConfigError]
         /// Every warning, in the order found.
-        public var warnings: [ConfigError]
+        package var warnings: [ConfigError]
         /// The generation, when there was no error.
-        public var generation: GatewayGeneration?
+        package var generation: GatewayGeneration?
     }
 
     /// Parses and builds the file at `path` as `serve` would, but goes on past an error to find the others: a
     /// broken provider is skipped and the rest still built. Starts nothing.
-    public func check(path: String) async -> Check {
+    package func check(path: String) async -> Check {
         let diagnostics = ConfigDiagnostics()
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
@@ -143,7 +143,7 @@ public struct GatewayAssembler: Sendable {
     /// With a `previous` generation (a reload), a tenant file (`providers: { include: … }`) that does not parse or
     /// build leaves its tenant on the previous generation's runtime, as it was, and says so in
     /// ``GatewayGeneration/staleTenants``; anything else that fails fails the whole build.
-    public func build(
+    package func build(
         bytes: [UInt8], file: ConfigFile, previous: GatewayGeneration? = nil, only: ProviderID? = nil
     ) async throws -> GatewayGeneration {
         let root = try ConfigNode.parse(bytes, file: file)

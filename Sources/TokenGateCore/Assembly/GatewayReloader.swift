@@ -1,7 +1,7 @@
 import Foundation
 import JOSE
-public import Logging
-public import ServiceLifecycle
+package import Logging
+import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
@@ -14,15 +14,15 @@ import UnixSignals
 /// only if everything built; otherwise the running generation keeps serving untouched and the located reason is
 /// logged. After a swap the old generation's work (key refreshers, file watchers) is cancelled and the new one's
 /// started; requests in flight finish on the generation they started on.
-public final class GatewayReloader: Service {
+package final class GatewayReloader: Service {
     /// The service whose generation is swapped.
-    public let service: TokenService
+    package let service: TokenService
     /// Builds each next generation.
-    public let assembler: GatewayAssembler
+    package let assembler: GatewayAssembler
     /// The configuration file.
-    public let configurationPath: String
+    package let configurationPath: String
     /// How often to look at the files for a change; nil: only on SIGHUP or ``reload(trigger:)``.
-    public let watchInterval: Duration?
+    package let watchInterval: Duration?
     private let logger: Logger
     private let triggers: AsyncStream<String>
     private let trigger: AsyncStream<String>.Continuation
@@ -38,7 +38,7 @@ public final class GatewayReloader: Service {
     }
 
     /// A reloader of `service` from the file at `configurationPath`.
-    public init(
+    package init(
         service: TokenService, assembler: GatewayAssembler, configurationPath: String, watchInterval: Duration? = nil,
         logger: Logger
     ) {
@@ -52,9 +52,9 @@ public final class GatewayReloader: Service {
     }
 
     /// Asks for a reload without waiting for it (what SIGHUP does).
-    public func requestReload(trigger reason: String) { trigger.yield(reason) }
+    package func requestReload(trigger reason: String) { trigger.yield(reason) }
 
-    public func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.runGenerations() }
@@ -79,7 +79,7 @@ public final class GatewayReloader: Service {
     /// Builds the next generation and swaps it in if everything built; returns it, or throws the reason the running
     /// generation stays (and logs it).
     @discardableResult
-    public func reload(trigger reason: String) async throws -> GatewayGeneration {
+    package func reload(trigger reason: String) async throws -> GatewayGeneration {
         let previous = service.generation
         let next: GatewayGeneration
         do {

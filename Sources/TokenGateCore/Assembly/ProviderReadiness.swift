@@ -7,26 +7,26 @@
 /// *degraded* with the reason. A backend adds its own reasons (`TokenBackend.readiness`): an IAM signer is not
 /// ready until it has an access token, nor while IAM refuses it a permission. A signing key Google no longer lists,
 /// or near its `expires:` date, makes the provider degraded (`SigningKeyHealth`).
-public struct ProviderReadiness: Sendable, Equatable {
+package struct ProviderReadiness: Sendable, Equatable {
     /// Ready, ready on a last good set, or not ready.
-    public enum State: String, Sendable {
+    package enum State: String, Sendable {
         case ready
         case degraded
         case notReady = "not_ready"
     }
 
     /// The state.
-    public let state: State
+    package let state: State
     /// Why it is not simply ready, one sentence each; never key material.
-    public let reasons: [String]
+    package let reasons: [String]
 
     /// Whether the provider counts as ready (degraded does).
-    public var isReady: Bool { state != .notReady }
+    package var isReady: Bool { state != .notReady }
 }
 
 extension ProviderRuntime {
     /// The provider's readiness now.
-    public var readiness: ProviderReadiness {
+    package var readiness: ProviderReadiness {
         var missing: [String] = []
         var stale: [String] = []
         func inspect(_ set: RemoteKeySet, _ what: String) {
@@ -55,5 +55,5 @@ extension ProviderRuntime {
 
 extension ProviderRuntime {
     /// `check-config --online`: fetches Google's lists of the signing keys' accounts and reports each key.
-    public func checkKeysOnline() async -> [OnlineFinding] { await keyHealth.checkOnline() }
+    package func checkKeysOnline() async -> [OnlineFinding] { await keyHealth.checkOnline() }
 }

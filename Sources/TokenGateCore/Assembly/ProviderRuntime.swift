@@ -7,11 +7,11 @@ import JOSE
 /// (see `ProviderFingerprints`): the backend, keys and cache when the backend's settings are the same, the
 /// authenticator (and its session memo) and the authorizers (and their answers) when the clients are, the limiters
 /// when the limits are.
-public final class ProviderRuntime: Sendable {
+package final class ProviderRuntime: Sendable {
     /// The validated settings.
-    public let settings: ProviderSettings
+    package let settings: ProviderSettings
     /// The backend its plugin built.
-    public let backend: any TokenBackend
+    package let backend: any TokenBackend
     let keys: ProviderKeys
     /// Contains calls to the backend: a cap on calls in flight and a circuit breaker.
     let backendGuard: BackendGuard
@@ -32,7 +32,7 @@ public final class ProviderRuntime: Sendable {
     let keyHealth: SigningKeyHealth
 
     /// The provider ID.
-    public var id: ProviderID { settings.id }
+    package var id: ProviderID { settings.id }
 
     init(
         settings: ProviderSettings,
@@ -65,10 +65,10 @@ public final class ProviderRuntime: Sendable {
     }
 
     /// The keys that verify this provider's tokens now; throws `backend_unavailable` while it has none.
-    public func verificationKeys() throws(TokenGateError) -> VerificationKeys { try keys.current() }
+    package func verificationKeys() throws(TokenGateError) -> VerificationKeys { try keys.current() }
 
     /// The exact check every token of this provider passes before it reaches a client.
-    public func verifier() throws(TokenGateError) -> FleetEngineVerifier {
+    package func verifier() throws(TokenGateError) -> FleetEngineVerifier {
         FleetEngineVerifier(
             keys: try keys.current(),
             audience: settings.audience,
@@ -79,12 +79,12 @@ public final class ProviderRuntime: Sendable {
 
     /// Fetches the keys of every JWKS URL this provider uses that has none yet (the command line runs no
     /// refreshers).
-    public func fetchMissingKeys() async {
+    package func fetchMissingKeys() async {
         for set in keys.remoteSets where set.current() == nil { await set.refresh() }
     }
 
     /// The number of cached tokens.
-    public var cachedTokenCount: Int { cache.count }
+    package var cachedTokenCount: Int { cache.count }
 }
 
 /// Digests of what each part of a provider was built from, to tell on reload which parts may be handed on.

@@ -1,4 +1,4 @@
-public import Logging
+package import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,7 +12,7 @@ import Synchronization
 /// A file is opened for appending, created with mode 0600 (the lines name callers and contexts), and reopened by
 /// ``reopen(_:)``: on SIGHUP a rotated file is let go and a new one started at the same path. Each line is one
 /// `write(2)` on an `O_APPEND` descriptor, so lines from concurrent mints never interleave.
-public final class AuditLog: Sendable {
+package final class AuditLog: Sendable {
     private let state: Mutex<Sink>
     private let logger: Logger
 
@@ -23,7 +23,7 @@ public final class AuditLog: Sendable {
     }
 
     /// Records nothing.
-    public static func disabled(logger: Logger) -> AuditLog { AuditLog(sink: Sink(settings: nil), logger: logger) }
+    package static func disabled(logger: Logger) -> AuditLog { AuditLog(sink: Sink(settings: nil), logger: logger) }
 
     private init(sink: Sink, logger: Logger) {
         state = Mutex(sink)
@@ -31,16 +31,16 @@ public final class AuditLog: Sendable {
     }
 
     /// An audit log writing where `settings` says (nothing when nil); throws when the file cannot be opened.
-    public convenience init(_ settings: AuditSettings?, logger: Logger) throws(AuditLogError) {
+    package convenience init(_ settings: AuditSettings?, logger: Logger) throws(AuditLogError) {
         self.init(sink: Sink(settings: settings, descriptor: try Self.openDescriptor(settings)), logger: logger)
     }
 
     /// Where it writes now.
-    public var settings: AuditSettings? { state.withLock { $0.settings } }
+    package var settings: AuditSettings? { state.withLock { $0.settings } }
 
     /// Opens `settings`' destination anew (a rotated file is let go) and switches to it; on failure the current
     /// destination stays and the error says why.
-    public func reopen(_ settings: AuditSettings?) throws(AuditLogError) {
+    package func reopen(_ settings: AuditSettings?) throws(AuditLogError) {
         let descriptor = try Self.openDescriptor(settings)
         let previous = state.withLock { sink in
             defer {
@@ -89,11 +89,11 @@ public final class AuditLog: Sendable {
 }
 
 /// The audit file could not be opened.
-public struct AuditLogError: Error, CustomStringConvertible {
+package struct AuditLogError: Error, CustomStringConvertible {
     /// The file.
-    public let path: String
+    package let path: String
     /// Why, as `errno`.
-    public let errno: Int32
+    package let errno: Int32
 
-    public var description: String { "cannot open the audit log \(path): \(String(cString: strerror(errno)))" }
+    package var description: String { "cannot open the audit log \(path): \(String(cString: strerror(errno)))" }
 }

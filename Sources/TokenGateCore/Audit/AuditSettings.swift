@@ -7,7 +7,7 @@
 /// audit:
 ///   stdout: true                           # standard output, for a container's log collector
 /// ```
-public enum AuditSettings: Sendable, Equatable {
+package enum AuditSettings: Sendable, Equatable {
     /// A file, resolved against the configuration file's folder.
     case file(path: String)
     /// Standard output.

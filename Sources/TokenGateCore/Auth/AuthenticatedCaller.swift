@@ -4,9 +4,9 @@
 /// Hashable because it keys per-caller rate limits. Equality is *identity* — provider, client name, kind and the
 /// session token's `sub` — not grants: a user whose refreshed session token lists one more trip is still the same
 /// caller and shares one rate-limit bucket. Session tokens without `sub` share their client's bucket.
-public struct AuthenticatedCaller: Sendable, Hashable, CustomStringConvertible {
+package struct AuthenticatedCaller: Sendable, Hashable, CustomStringConvertible {
     /// How the caller proved who it is.
-    public enum Kind: String, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         /// A static API key of a trusted backend.
         case apiKey = "api-key"
         /// An app user's session JWT from the tenant's identity provider.
@@ -14,13 +14,13 @@ public struct AuthenticatedCaller: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The provider the caller authenticated at; the caller is worthless at any other.
-    public let provider: ProviderID
+    package let provider: ProviderID
     /// The client entry's `name`.
-    public let name: String
+    package let name: String
     /// The credential kind.
-    public let kind: Kind
+    package let kind: Kind
     /// The session token's `sub`, if it had a string one; `nil` for API keys.
-    public let subject: String?
+    package let subject: String?
     /// The client's grants by token type.
     let grants: [TokenType: ClientConfig.Grant]
     /// For session tokens: the values of every claim a grant names (a string claim becomes one value); a claim
@@ -43,13 +43,13 @@ public struct AuthenticatedCaller: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `<kind> client <name> at <provider>`; never a credential, subject or claim value.
-    public var description: String { "\(kind.rawValue) client \(name) at \(provider)" }
+    package var description: String { "\(kind.rawValue) client \(name) at \(provider)" }
 
-    public static func == (lhs: AuthenticatedCaller, rhs: AuthenticatedCaller) -> Bool {
+    package static func == (lhs: AuthenticatedCaller, rhs: AuthenticatedCaller) -> Bool {
         lhs.provider == rhs.provider && lhs.name == rhs.name && lhs.kind == rhs.kind && lhs.subject == rhs.subject
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(provider)
         hasher.combine(name)
         hasher.combine(kind)

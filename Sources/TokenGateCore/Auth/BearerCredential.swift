@@ -84,14 +84,14 @@ enum BearerCredential {
 
 /// A credential read from an `Authorization` header, once: an API key is kept only as its SHA-256 (the one hash
 /// the request costs, also used to tell another tenant's key), a session token as sent.
-public enum CallerCredential: Sendable {
+package enum CallerCredential: Sendable {
     /// An API key's SHA-256 digest.
     case apiKey(digest: [UInt8])
     /// A session JWT (three base64url segments).
     case sessionToken(String)
 
     /// Parses `Bearer <credential>`; throws `unauthenticated` for a missing or malformed header.
-    public init(authorization: String?) throws(TokenGateError) {
+    package init(authorization: String?) throws(TokenGateError) {
         let credential = try BearerCredential.parse(authorization)
         if BearerCredential.isCompactJWS(credential) {
             self = .sessionToken(credential)

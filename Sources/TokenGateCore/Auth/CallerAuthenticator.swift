@@ -24,7 +24,7 @@ import Synchronization
 /// let caller = try authenticator.authenticate(authorization: request.headers[.authorization])
 /// try authenticator.authorize(caller, for: .trip(tripID))
 /// ```
-public final class CallerAuthenticator: Sendable {
+package final class CallerAuthenticator: Sendable {
     struct APIKeyClient: Sendable {
         let client: ClientConfig
         let digest: [UInt8]
@@ -52,7 +52,7 @@ public final class CallerAuthenticator: Sendable {
     }
 
     /// The provider these callers belong to.
-    public let provider: ProviderID
+    package let provider: ProviderID
     let apiKeyClients: [APIKeyClient]
     let sessionClients: [SessionClient]
     /// The clients with an `authorizer:`: for them a session-token caller's `any` grant defers to the authorizer.
@@ -65,7 +65,7 @@ public final class CallerAuthenticator: Sendable {
     /// Creates the authenticator of `provider`'s `clients`; `keySet` gives the shared key set of a `jwksUrl:`.
     /// `sessionMemoLimit` bounds how many verified session tokens are remembered (least recently used go first); 0
     /// turns the memo off.
-    public init(
+    package init(
         provider: ProviderID,
         clients: [ClientConfig],
         clock: TokenGateClock,
@@ -105,14 +105,14 @@ public final class CallerAuthenticator: Sendable {
     ///
     /// Throws `unauthenticated` for a missing or malformed header, an unknown or revoked API key, and a session
     /// token that fails verification. The reason is for operators and never contains the credential.
-    public func authenticate(authorization: String?) throws(TokenGateError) -> AuthenticatedCaller {
+    package func authenticate(authorization: String?) throws(TokenGateError) -> AuthenticatedCaller {
         try authenticate(CallerCredential(authorization: authorization))
     }
 
     /// The caller behind a credential already read from its header. `beforeSignatureCheck` runs only when the
     /// answer costs a signature verification (a session token not remembered, from a trusted issuer), and may
     /// refuse the request before it is spent.
-    public func authenticate(
+    package func authenticate(
         _ credential: CallerCredential, beforeSignatureCheck: () throws(TokenGateError) -> Void = {}
     ) throws(TokenGateError) -> AuthenticatedCaller {
         switch credential {
@@ -130,7 +130,7 @@ public final class CallerAuthenticator: Sendable {
     /// user's, whatever the configuration says; a trusted driver's every-task token needs `allowAllTasks`.
     /// A session-token caller whose client has an authorizer may also hold `any` (not for a whole-fleet type): the
     /// authorizer then decides, after this.
-    public func authorize(_ caller: AuthenticatedCaller, for context: TokenContext) throws(TokenGateError) {
+    package func authorize(_ caller: AuthenticatedCaller, for context: TokenContext) throws(TokenGateError) {
         guard caller.provider == provider else {
             throw TokenGateError(.forbidden, "\(caller) is not a caller of \(provider)")
         }

@@ -1,9 +1,9 @@
-public import JOSE
+package import JOSE
 
 /// One caller that may ask a provider for tokens: a credential plus what it may have.
-public struct ClientConfig: Sendable {
+package struct ClientConfig: Sendable {
     /// How the caller proves who it is.
-    public enum Credential: Sendable {
+    package enum Credential: Sendable {
         /// A static API key for a trusted backend; the configuration holds only its SHA-256 digest.
         case apiKey(sha256: [UInt8])
         /// The app user's session JWT from the tenant's identity provider.
@@ -11,7 +11,7 @@ public struct ClientConfig: Sendable {
     }
 
     /// What the caller may get for one token type.
-    public enum Grant: Sendable, Equatable {
+    package enum Grant: Sendable, Equatable {
         /// Any context of that type (API-key callers only: trusted backends).
         case anyContext
         /// Only contexts listed in this claim of the caller's session token (a string or an array of strings).
@@ -22,20 +22,20 @@ public struct ClientConfig: Sendable {
     }
 
     /// A unique name, used in logs and rate-limit keys.
-    public var name: String
+    package var name: String
     /// The credential.
-    public var credential: Credential
+    package var credential: Credential
     /// Grants by token type; a type not listed is forbidden.
-    public var allow: [TokenType: Grant]
+    package var allow: [TokenType: Grant]
     /// A revoked client is refused as if its credential were wrong, and the log says why.
-    public var isRevoked: Bool
+    package var isRevoked: Bool
     /// Whether this client's `trusted-delivery-driver` tokens may carry `taskid: "*"` (`allowAllTasks: true`).
-    public var allowsAllTasks: Bool
+    package var allowsAllTasks: Bool
     /// The tenant's own access check, asked after `allow` granted a request; `nil` when `allow` alone decides.
-    public var authorizer: AuthorizerSettings?
+    package var authorizer: AuthorizerSettings?
 
     /// Creates a client.
-    public init(
+    package init(
         name: String, credential: Credential, allow: [TokenType: Grant], isRevoked: Bool = false, allowsAllTasks: Bool = false,
         authorizer: AuthorizerSettings? = nil
     ) {
@@ -49,22 +49,22 @@ public struct ClientConfig: Sendable {
 }
 
 /// How a session JWT is verified: the identity provider's keys, issuer and audience.
-public struct SessionTokenSettings: Sendable {
+package struct SessionTokenSettings: Sendable {
     /// Where the identity provider's public keys come from: a `jwksFile:` read at load, or a `jwksUrl:` fetched by
     /// the generation's shared key set for that URL.
-    public var keySource: KeySource
+    package var keySource: KeySource
     /// The expected `iss`: the session-token keys are bound to it.
-    public var issuer: String
+    package var issuer: String
     /// Accepted `aud` values (any-of).
-    public var audiences: [String]
+    package var audiences: [String]
     /// Clock skew tolerated, seconds.
-    public var leeway: Int64
+    package var leeway: Int64
     /// Whether `/readyz` waits for a `jwksUrl:` set's first fetch (default true: until then this client's users
     /// are refused). False for a client whose users may wait while everyone else is served.
-    public var requiredForReadiness: Bool
+    package var requiredForReadiness: Bool
 
     /// Settings verifying with `keySource`.
-    public init(keySource: KeySource, issuer: String, audiences: [String], leeway: Int64, requiredForReadiness: Bool = true) {
+    package init(keySource: KeySource, issuer: String, audiences: [String], leeway: Int64, requiredForReadiness: Bool = true) {
         self.keySource = keySource
         self.issuer = issuer
         self.audiences = audiences
@@ -73,7 +73,7 @@ public struct SessionTokenSettings: Sendable {
     }
 
     /// Settings verifying with a fixed key set (a `jwksFile:`).
-    public init(keys: JWKSet, issuer: String, audiences: [String], leeway: Int64) {
+    package init(keys: JWKSet, issuer: String, audiences: [String], leeway: Int64) {
         self.init(keySource: .fixed(keys), issuer: issuer, audiences: audiences, leeway: leeway)
     }
 }

@@ -14,27 +14,27 @@
 /// The answer contract: `200` with the JSON body `{"allowed": true}` allows; `200` with `{"allowed": false}`, or
 /// `403` or `404`, denies; anything else (another status, a redirect, a malformed body or one over
 /// ``maxBodyBytes``, a timeout, a connection error) is `authorizer_unavailable` and is never cached.
-public struct AuthorizerSettings: Sendable, Equatable {
+package struct AuthorizerSettings: Sendable, Equatable {
     /// Where the question goes.
-    public var url: AuthorizerURLTemplate
+    package var url: AuthorizerURLTemplate
     /// How long a yes or a no is reused; zero never caches.
-    public var cacheFor: Duration
+    package var cacheFor: Duration
     /// The deadline of one exchange.
-    public var timeout: Duration
+    package var timeout: Duration
 
     /// `cacheFor` when the configuration gives none.
-    public static let defaultCacheFor: Duration = .seconds(60)
+    package static let defaultCacheFor: Duration = .seconds(60)
     /// The range `cacheFor` may take.
-    public static let cacheForRange: ClosedRange<Duration> = .zero...(.seconds(24 * 3600))
+    package static let cacheForRange: ClosedRange<Duration> = .zero...(.seconds(24 * 3600))
     /// `timeout` when the configuration gives none.
-    public static let defaultTimeout: Duration = .milliseconds(500)
+    package static let defaultTimeout: Duration = .milliseconds(500)
     /// The range `timeout` may take.
-    public static let timeoutRange: ClosedRange<Duration> = .milliseconds(1)...(.seconds(10))
+    package static let timeoutRange: ClosedRange<Duration> = .milliseconds(1)...(.seconds(10))
     /// The largest answer body read; the contract's answer is a few bytes.
-    public static let maxBodyBytes = 4096
+    package static let maxBodyBytes = 4096
 
     /// Settings asking `url`.
-    public init(url: AuthorizerURLTemplate, cacheFor: Duration = defaultCacheFor, timeout: Duration = defaultTimeout) {
+    package init(url: AuthorizerURLTemplate, cacheFor: Duration = defaultCacheFor, timeout: Duration = defaultTimeout) {
         self.url = url
         self.cacheFor = cacheFor
         self.timeout = timeout

@@ -13,22 +13,22 @@
 ///     }
 /// }
 /// ```
-public protocol AuthorizerTransport: Sendable {
+package protocol AuthorizerTransport: Sendable {
     /// The answer to `request`.
     func send(_ request: AuthorizerRequest) async throws -> AuthorizerResponse
 }
 
 /// One question to an authorizer.
-public struct AuthorizerRequest: Sendable {
+package struct AuthorizerRequest: Sendable {
     /// The expanded URL (values percent-encoded); it names the caller's subject, so it is never logged.
-    public var url: String
+    package var url: String
     /// The deadline of the whole exchange.
-    public var timeout: Duration
+    package var timeout: Duration
     /// The largest body read.
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
 
     /// A question to `url`.
-    public init(url: String, timeout: Duration, maxBodyBytes: Int = AuthorizerSettings.maxBodyBytes) {
+    package init(url: String, timeout: Duration, maxBodyBytes: Int = AuthorizerSettings.maxBodyBytes) {
         self.url = url
         self.timeout = timeout
         self.maxBodyBytes = maxBodyBytes
@@ -36,14 +36,14 @@ public struct AuthorizerRequest: Sendable {
 }
 
 /// An authorizer's raw answer.
-public struct AuthorizerResponse: Sendable {
+package struct AuthorizerResponse: Sendable {
     /// The HTTP status code.
-    public var status: Int
+    package var status: Int
     /// The body (empty when the transport did not need to read it).
-    public var body: [UInt8]
+    package var body: [UInt8]
 
     /// An answer with `status` and `body`.
-    public init(status: Int, body: [UInt8] = []) {
+    package init(status: Int, body: [UInt8] = []) {
         self.status = status
         self.body = body
     }

@@ -2,9 +2,9 @@
 ///
 /// The rules are ``URLTemplate``'s, as for the upstream backend: placeholders stand only in the path and query, so no
 /// caller can send the question to another server, and values are percent-encoded.
-public struct AuthorizerURLTemplate: Sendable, Equatable, CustomStringConvertible {
+package struct AuthorizerURLTemplate: Sendable, Equatable, CustomStringConvertible {
     /// What a placeholder stands for.
-    public enum Placeholder: String, Sendable, CaseIterable {
+    package enum Placeholder: String, Sendable, CaseIterable {
         /// The session token's `sub`; for an api-key client, the client's name.
         case subject
         /// The client entry's `name`.
@@ -23,14 +23,14 @@ public struct AuthorizerURLTemplate: Sendable, Equatable, CustomStringConvertibl
     let template: URLTemplate
 
     /// The template as configured.
-    public var description: String { template.description }
+    package var description: String { template.description }
 
     /// The placeholders the template uses.
-    public var placeholders: Set<Placeholder> { Set(template.placeholders.compactMap(Placeholder.init(rawValue:))) }
+    package var placeholders: Set<Placeholder> { Set(template.placeholders.compactMap(Placeholder.init(rawValue:))) }
 
     /// Splits `template` into literals and placeholders; the error message says what is wrong (the caller locates
     /// it). Scheme, host and credentials are checked by the caller, on a sample expansion (``sample``).
-    public init(parsing template: String) throws(AuthorizerURLTemplateError) {
+    package init(parsing template: String) throws(AuthorizerURLTemplateError) {
         do {
             self.template = try URLTemplate(parsing: template, placeholders: Placeholder.allCases.map(\.rawValue))
         } catch {
@@ -39,7 +39,7 @@ public struct AuthorizerURLTemplate: Sendable, Equatable, CustomStringConvertibl
     }
 
     /// The URL with every placeholder replaced by `x`: what the URL checks look at.
-    public var sample: String { template.sample }
+    package var sample: String { template.sample }
 
     /// The URL that asks about `context` for `subject`, or `nil` when a value cannot travel safely (a path segment
     /// made only of dots).
@@ -65,8 +65,8 @@ public struct AuthorizerURLTemplate: Sendable, Equatable, CustomStringConvertibl
 }
 
 /// Why an authorizer URL template was refused.
-public struct AuthorizerURLTemplateError: Error, Sendable, Equatable {
+package struct AuthorizerURLTemplateError: Error, Sendable, Equatable {
     /// What is wrong, without location (the parser adds it).
-    public let message: String
+    package let message: String
     init(_ message: String) { self.message = message }
 }

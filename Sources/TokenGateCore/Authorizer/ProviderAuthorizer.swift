@@ -146,9 +146,9 @@ final class ProviderAuthorizer: Sendable {
 
 /// A transport failure whose description is safe for the log (no URL: it names the caller's subject). Transports
 /// throw it; any other error is logged by its type only.
-public struct AuthorizerTransportFailure: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct AuthorizerTransportFailure: Error, Sendable, CustomStringConvertible {
+    package let description: String
 
     /// A failure described by `description`.
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

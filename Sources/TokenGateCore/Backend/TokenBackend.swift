@@ -58,7 +58,7 @@ public struct VerificationKeys: Sendable {
     /// Public keys by `kid`.
     public var keySet: JWKSet
     /// The service-account email bound to each `kid`: a token's `iss` must be it. A key with no entry here verifies
-    /// no token (``FleetEngineVerifier`` fails closed).
+    /// no token (`FleetEngineVerifier` fails closed).
     public var issuers: [String: String]
 
     /// Creates a set of verification keys; `issuers` binds each `kid` to the one service account it signs for.
@@ -207,7 +207,7 @@ public struct BackendContext: Sendable {
 
 /// Builds backends of one `type:` from configuration. One per plugin target, listed in a `BackendRegistry`.
 /// Every configuration error surfaces here, at load time, as a `ConfigError` naming file, line and key. Called by
-/// the ``GatewayAssembler`` only; a backend's background work starts when its generation runs, not here.
+/// the `GatewayAssembler` only; a backend's background work starts when its generation runs, not here.
 public protocol TokenBackendFactory: Sendable {
     /// The `backend.type` value in `config.yaml`, e.g. `static-key`.
     var type: String { get }

@@ -3,7 +3,7 @@
 /// ```swift
 /// extension IssuedToken: Expiring {}   // `expiresAt` is the JWT's `exp`
 /// ```
-public protocol Expiring: Sendable {
+package protocol Expiring: Sendable {
     /// When the value expires, in seconds since the Unix epoch.
     var expiresAt: Int64 { get }
 }

@@ -19,16 +19,16 @@ import Synchronization
 /// needs one (never by an initialiser), so a cancelled caller detaches without cancelling the fetch for the
 /// others; that task prefers the executor the caller named in ``TokenCacheFetches/executor``, if any. A fetch
 /// must end by itself (backends give every call a deadline): its waiters wait until it does.
-public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendable {
+package final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendable {
     /// The policy this cache was created with.
-    public let policy: TokenCachePolicy
+    package let policy: TokenCachePolicy
     private let clock: TokenGateClock
     private let limits: Limits
     private let state: Mutex<State>
     private let nextWaiterID = Atomic<UInt64>(0)
 
     /// An empty cache. `policy.maxEntries` must be at least 1.
-    public init(policy: TokenCachePolicy = TokenCachePolicy(), clock: TokenGateClock = .system) {
+    package init(policy: TokenCachePolicy = TokenCachePolicy(), clock: TokenGateClock = .system) {
         precondition(policy.maxEntries > 0, "TokenCachePolicy.maxEntries must be at least 1")
         self.policy = policy
         self.clock = clock
@@ -48,7 +48,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     /// - Returns: the value and how it was obtained.
     /// - Throws: the fetch's error, shared by all callers waiting on that fetch; `CancellationError` if the
     ///   calling task is cancelled while waiting (the fetch continues for the others).
-    public func value(
+    package func value(
         for key: Key, notAfter: Int64? = nil,
         fetch: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, outcome: TokenCacheOutcome) {
@@ -72,7 +72,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     /// The same lookup as `value(for:fetch:)` (a hit is touched in the LRU order), but it starts nothing, so a
     /// caller can look before it commits to an answer (the event loop's answer to a cached hit charges the rate
     /// limits after this, and hands anything else to the full path uncharged).
-    public func servableValue(for key: Key) -> (value: Value, outcome: TokenCacheOutcome)? {
+    package func servableValue(for key: Key) -> (value: Value, outcome: TokenCacheOutcome)? {
         let wall = clock.wallSeconds()
         let monotonic = clock.monotonicNanoseconds()
         let decision = state.withLock { $0.lookup(key, wall: wall, monotonic: monotonic, limits: limits, mayStartRefresh: false) }
@@ -81,10 +81,10 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     }
 
     /// The number of cached entries (fetches in flight are not counted).
-    public var count: Int { state.withLock { $0.entries.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 
     /// Forgets the value for `key`. A fetch in flight for `key` still answers its waiters but is not cached.
-    public func removeValue(for key: Key) {
+    package func removeValue(for key: Key) {
         state.withLock { state in
             state.entries.removeValue(for: key)
             state.flights[key]?.storesResult = false
@@ -94,7 +94,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     /// Forgets every value whose key `matches`, and keeps fetches in flight for such keys from caching their result;
     /// returns the keys whose values were forgotten. A scan of the table: for rare operator actions, not requests.
     @discardableResult
-    public func removeValues(where matches: (Key) -> Bool) -> [Key] {
+    package func removeValues(where matches: (Key) -> Bool) -> [Key] {
         state.withLock { state in
             let doomed = state.entries.keysByRecency.filter(matches)
             for key in doomed { state.entries.removeValue(for: key) }
@@ -106,7 +106,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     }
 
     /// Forgets every value. Fetches in flight still answer their waiters but are not cached.
-    public func removeAll() {
+    package func removeAll() {
         state.withLock { state in
             state.entries.removeAll()
             for index in state.flights.indices { state.flights.values[index].storesResult = false }
@@ -116,7 +116,7 @@ public final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Sendab
     /// Returns once no fetch is in flight, foreground or background; for tests and orderly shutdown.
     ///
     /// Fetches started before it returns are waited for too. Not cancellable: it waits for fetches to end.
-    public func waitForRefreshes() async {
+    package func waitForRefreshes() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let isIdle = state.withLock { state in
                 guard !state.flights.isEmpty else { return true }

@@ -1,5 +1,5 @@
 /// How ``TokenCache/value(for:notAfter:fetch:)`` produced its value; the raw value is a stable metric label.
-public enum TokenCacheOutcome: String, Sendable, Hashable, CaseIterable {
+package enum TokenCacheOutcome: String, Sendable, Hashable, CaseIterable {
     /// Served from the cache without a fetch.
     case hit
     /// Served from the cache inside the refresh window while a background refresh runs (this call may have

@@ -3,29 +3,29 @@
 /// The defaults follow what the mobile SDKs expect (fleet-engine-tokens.md, section 3): a returned token has at
 /// least 5 minutes left, and a token is refreshed 10 minutes before it expires. The configuration layer validates
 /// its input into this type; ``TokenCache`` treats invalid values as programmer errors.
-public struct TokenCachePolicy: Sendable, Equatable {
+package struct TokenCachePolicy: Sendable, Equatable {
     /// A token with less than this left is never handed out; a request waits for a fresh one. Default 5 minutes.
-    public var minRemaining: Duration
+    package var minRemaining: Duration
     /// A token with less than this left is still handed out, and one background refresh starts. Default 10 minutes.
     /// Values below ``minRemaining`` disable refresh-ahead.
-    public var refreshBefore: Duration
+    package var refreshBefore: Duration
     /// The most entries kept; the least recently used entry is evicted beyond it. At least 1. Default 100 000.
-    public var maxEntries: Int
+    package var maxEntries: Int
     /// After a failed background refresh, the next one for that key waits at least this long (monotonic clock),
     /// while the cached token keeps being served. Default 30 seconds.
-    public var refreshRetryInterval: Duration
+    package var refreshRetryInterval: Duration
     /// While the backend fails, a cached token with less than ``minRemaining`` but at least this much left is still
     /// served (outcome `stale`) rather than the backend's error: an app gets a token that works for a minute
     /// more instead of none. At most ``minRemaining`` (equal switches it off). Default 60 seconds.
-    public var staleIfErrorFloor: Duration
+    package var staleIfErrorFloor: Duration
     /// Each entry's refresh starts up to this much later than ``refreshBefore`` says (a random amount per entry,
     /// never past ``minRemaining``), so replicas that cached one token at the same moment do not all refresh it
     /// at once: the first one refreshes and the others find its token in the shared store. Default 0 (off); the
     /// gateway sets it when `sharedState:` is configured.
-    public var refreshJitter: Duration
+    package var refreshJitter: Duration
 
     /// A policy; every argument has the documented default.
-    public init(
+    package init(
         minRemaining: Duration = .seconds(300),
         refreshBefore: Duration = .seconds(600),
         maxEntries: Int = 100_000,

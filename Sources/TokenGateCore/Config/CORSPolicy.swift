@@ -4,29 +4,29 @@
 /// `Authorization` header), and the CORS rules let `*` stand for "any origin" only for requests without
 /// credentials; an operator who writes `*` means "any web page may spend my users' credentials here", which
 /// TokenGate refuses at load rather than silently narrowing.
-public struct CORSPolicy: Sendable, Equatable {
+package struct CORSPolicy: Sendable, Equatable {
     /// The allowed origins, written as browsers send them in `Origin`: lower-case `scheme://host`, then `:port`
     /// unless it is the scheme's default.
-    public var allowedOrigins: Set<String>
+    package var allowedOrigins: Set<String>
     /// `Access-Control-Max-Age`: how long a browser may reuse a preflight answer, whole seconds.
-    public var maxAgeSeconds: Int64
+    package var maxAgeSeconds: Int64
 
     /// The default `maxAge`: ten minutes (Chromium caps it at two hours, Firefox at a day).
-    public static let defaultMaxAgeSeconds: Int64 = 600
+    package static let defaultMaxAgeSeconds: Int64 = 600
 
     /// Creates a policy; `allowedOrigins` must already be in the form ``normalizedOrigin(_:)`` returns.
-    public init(allowedOrigins: Set<String>, maxAgeSeconds: Int64 = Self.defaultMaxAgeSeconds) {
+    package init(allowedOrigins: Set<String>, maxAgeSeconds: Int64 = Self.defaultMaxAgeSeconds) {
         self.allowedOrigins = allowedOrigins
         self.maxAgeSeconds = maxAgeSeconds
     }
 
     /// Whether a request whose `Origin` header is exactly `origin` may read the answer.
-    public func allows(_ origin: String) -> Bool { allowedOrigins.contains(origin) }
+    package func allows(_ origin: String) -> Bool { allowedOrigins.contains(origin) }
 
     /// `text` as a browser would send it in `Origin`, or why it cannot be an allowed origin: `https://` and a host
     /// name or IPv4 address with an optional port, or `http://` for `localhost` and `127.0.0.1` only; no path (not
     /// even `/`), query, fragment, user or wildcard.
-    public static func normalizedOrigin(_ text: String) -> Result<String, OriginError> {
+    package static func normalizedOrigin(_ text: String) -> Result<String, OriginError> {
         if text.contains("*") {
             return .failure(
                 OriginError(
@@ -81,9 +81,9 @@ public struct CORSPolicy: Sendable, Equatable {
     }
 
     /// Why a configured origin was refused.
-    public struct OriginError: Error, Sendable, CustomStringConvertible {
+    package struct OriginError: Error, Sendable, CustomStringConvertible {
         /// The operator-facing reason.
-        public let description: String
+        package let description: String
         init(_ description: String) { self.description = description }
     }
 

@@ -7,10 +7,16 @@ public struct ConfigFile: Sendable {
     /// The environment `${NAME}` placeholders are read from.
     public let environment: [String: String]
     /// Where warnings about this file's values go.
-    public let diagnostics: ConfigDiagnostics
+    package let diagnostics: ConfigDiagnostics
 
-    /// Describes a configuration file at `path` (as given) with `environment` for `${NAME}`.
-    public init(path: String, environment: [String: String], diagnostics: ConfigDiagnostics = ConfigDiagnostics()) {
+    /// Describes a configuration file at `path` (as given) with `environment` for `${NAME}`, as a plugin's test
+    /// reads a `backend:` section of its own.
+    public init(path: String, environment: [String: String]) {
+        self.init(path: path, environment: environment, diagnostics: ConfigDiagnostics())
+    }
+
+    /// The same, with the warnings about its values going to `diagnostics`.
+    package init(path: String, environment: [String: String], diagnostics: ConfigDiagnostics) {
         self.displayPath = path
         if let slash = path.lastIndex(of: "/") {
             let directory = String(path[..<slash])

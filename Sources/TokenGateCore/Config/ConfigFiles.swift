@@ -2,7 +2,7 @@ import Foundation
 
 extension ConfigNode {
     /// The bytes of the file this value names (relative to the configuration file), or a located error.
-    public func fileContents() throws -> [UInt8] {
+    package func fileContents() throws -> [UInt8] {
         let node = self
         let path = try node.path()
         var isDirectory: ObjCBool = false
@@ -19,7 +19,7 @@ extension ConfigNode {
     /// Why the private-key file this value names is unsafe, or nil: a key readable or writable by anyone but its
     /// owner may already be someone else's, so it is refused as ssh refuses such a key (unless the configuration
     /// explicitly allows it).
-    public func privateKeyFilePermissionProblem() throws -> String? {
+    package func privateKeyFilePermissionProblem() throws -> String? {
         let path = try path()
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
             let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue

@@ -2,7 +2,7 @@ import YAML
 
 /// Turns a parsed `config.yaml` into a validated `GatewayConfiguration`: values only, no running object. Backend
 /// sections are left to their plugins, which the ``GatewayAssembler`` runs next; everything else is checked here.
-public struct ConfigurationParser: Sendable {
+package struct ConfigurationParser: Sendable {
     /// Defaults that `defaults:` may override and each provider may override again.
     struct Defaults {
         var audience = FleetEngineToken.defaultAudience
@@ -12,18 +12,18 @@ public struct ConfigurationParser: Sendable {
     }
 
     /// Creates a parser.
-    public init() {}
+    package init() {}
 
     /// Validates the document rooted at `root`. With `only`, every other provider is skipped unread (its `${VAR}`s
     /// need not be set), and `only` must be declared.
-    public func parse(_ root: ConfigNode, only: ProviderID? = nil) throws -> GatewayConfiguration {
+    package func parse(_ root: ConfigNode, only: ProviderID? = nil) throws -> GatewayConfiguration {
         var errors = ErrorCollector(collects: false)
         return try parse(root, only: only, errors: &errors)
     }
 
     /// Validates the document rooted at `root` as a reload does: an included tenant file that does not parse is
     /// left out and its error returned by path (its tenant keeps its last good version); any other error throws.
-    public func parseKeepingBrokenTenants(_ root: ConfigNode) throws -> (configuration: GatewayConfiguration, broken: [String: ConfigError]) {
+    package func parseKeepingBrokenTenants(_ root: ConfigNode) throws -> (configuration: GatewayConfiguration, broken: [String: ConfigError]) {
         var errors = ErrorCollector(collects: false, keepsBrokenTenants: true)
         let configuration = try parse(root, only: nil, errors: &errors)
         return (configuration, errors.brokenTenantFiles)
@@ -31,7 +31,7 @@ public struct ConfigurationParser: Sendable {
 
     /// Validates the document rooted at `root` and reports every error it can find, not just the first: a broken
     /// section is skipped and the rest still checked. The configuration holds the providers that parsed.
-    public func parseCollectingErrors(_ root: ConfigNode) -> (configuration: GatewayConfiguration?, errors: [ConfigError]) {
+    package func parseCollectingErrors(_ root: ConfigNode) -> (configuration: GatewayConfiguration?, errors: [ConfigError]) {
         var errors = ErrorCollector(collects: true)
         let configuration = try? parse(root, only: nil, errors: &errors)
         return (configuration, errors.errors)

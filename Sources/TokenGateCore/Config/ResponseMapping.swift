@@ -1,9 +1,9 @@
 /// How a provider's token response body is shaped, so apps that already parse an existing token server's
 /// response keep working unchanged (reference, section 3: `jwt`/`expirationTimestamp` in ms,
 /// `TOKEN_EXPIRATION` in seconds, `token`/`expiresInSeconds`, …).
-public struct ResponseMapping: Sendable, Equatable {
+package struct ResponseMapping: Sendable, Equatable {
     /// What the expiry value means.
-    public enum ExpiryFormat: String, Sendable, CaseIterable {
+    package enum ExpiryFormat: String, Sendable, CaseIterable {
         /// Absolute time, epoch seconds.
         case epochSeconds = "epoch-seconds"
         /// Absolute time, epoch milliseconds.
@@ -12,7 +12,7 @@ public struct ResponseMapping: Sendable, Equatable {
         case secondsFromNow = "seconds-from-now"
 
         /// The value for a token expiring at `expiresAt` (epoch seconds), seen at `now`.
-        public func value(expiresAt: Int64, now: Int64) -> Int64 {
+        package func value(expiresAt: Int64, now: Int64) -> Int64 {
             switch self {
             case .epochSeconds: expiresAt
             case .epochMilliseconds: expiresAt * 1000
@@ -22,14 +22,14 @@ public struct ResponseMapping: Sendable, Equatable {
     }
 
     /// The member that holds the token.
-    public var tokenKey: String
+    package var tokenKey: String
     /// The member that holds the expiry.
-    public var expiryKey: String
+    package var expiryKey: String
     /// What the expiry means.
-    public var expiryFormat: ExpiryFormat
+    package var expiryFormat: ExpiryFormat
 
     /// Creates a mapping.
-    public init(tokenKey: String, expiryKey: String, expiryFormat: ExpiryFormat) {
+    package init(tokenKey: String, expiryKey: String, expiryFormat: ExpiryFormat) {
         self.tokenKey = tokenKey
         self.expiryKey = expiryKey
         self.expiryFormat = expiryFormat

@@ -11,24 +11,24 @@ import JOSE
 ///
 /// The files are read and checked when the configuration is (a certificate that is not for the key is a located
 /// error), so a reload with a renewed certificate either takes whole or not at all.
-public struct TLSSettings: Sendable, Equatable {
+package struct TLSSettings: Sendable, Equatable {
     /// The lowest protocol version accepted.
-    public enum Version: String, Sendable, Equatable {
+    package enum Version: String, Sendable, Equatable {
         case v1_2 = "1.2"
         case v1_3 = "1.3"
     }
 
     /// The certificate chain, PEM.
-    public var certificateChainPEM: String
+    package var certificateChainPEM: String
     /// The private key, PEM.
-    public var privateKeyPEM: String
+    package var privateKeyPEM: String
     /// The lowest protocol version accepted.
-    public var minimumVersion: Version
+    package var minimumVersion: Version
     /// When the server's certificate stops being valid, epoch seconds.
-    public var notAfter: Int64
+    package var notAfter: Int64
 
     /// Settings from PEM text (tests; the configuration reads files).
-    public init(certificateChainPEM: String, privateKeyPEM: String, minimumVersion: Version = .v1_2, notAfter: Int64) {
+    package init(certificateChainPEM: String, privateKeyPEM: String, minimumVersion: Version = .v1_2, notAfter: Int64) {
         self.certificateChainPEM = certificateChainPEM
         self.privateKeyPEM = privateKeyPEM
         self.minimumVersion = minimumVersion

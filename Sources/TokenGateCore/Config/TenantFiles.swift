@@ -9,13 +9,13 @@ import YAML
 ///
 /// On reload, a tenant file that does not parse or build keeps that tenant on its last good version (see
 /// ``GatewayAssembler``); the global sections stay all-or-nothing.
-public enum TenantFiles {
+package enum TenantFiles {
     /// One included file as read.
-    public struct File: Sendable {
+    package struct File: Sendable {
         /// The path as matched (the pattern resolved against the configuration's directory), for messages.
-        public var path: String
+        package var path: String
         /// Its bytes.
-        public var bytes: [UInt8]
+        package var bytes: [UInt8]
     }
 
     /// Whether the entry `key: node` of `providers:` is an include rather than a provider: the key `include` with a
@@ -53,7 +53,7 @@ public enum TenantFiles {
 
     /// Every file `root`'s `providers: { include: … }` matches now, read; nil when the document does not parse.
     /// What a file watch digests beside the configuration itself.
-    public static func files(of root: ConfigNode) -> [File] {
+    package static func files(of root: ConfigNode) -> [File] {
         guard let providers = try? root.entries().first(where: { $0.key == "providers" })?.node,
             let entries = try? providers.entries()
         else { return [] }

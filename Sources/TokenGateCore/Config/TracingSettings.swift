@@ -14,21 +14,21 @@ import Foundation
 /// ```
 ///
 /// Read once, at start: a reload that changes it is applied but warns that tracing changes on restart only.
-public struct TracingSettings: Sendable, Equatable {
+package struct TracingSettings: Sendable, Equatable {
     /// Where spans are sent: the OTLP/HTTP traces URL (protobuf), as written.
-    public var endpoint: String
+    package var endpoint: String
     /// Extra headers of every export request (a collector's credentials).
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// How long one export may take.
-    public var timeout: Duration
+    package var timeout: Duration
     /// `service.name` of the exported resource.
-    public var serviceName: String
+    package var serviceName: String
     /// The share of traces started here that are recorded; a request that arrives with a `traceparent` is
     /// recorded when its caller's is.
-    public var sampleRatio: Double
+    package var sampleRatio: Double
 
     /// Settings exporting to `endpoint` with the defaults.
-    public init(
+    package init(
         endpoint: String, headers: [String: String] = [:], timeout: Duration = .seconds(10), serviceName: String = "tokengate",
         sampleRatio: Double = 1
     ) {

@@ -9,7 +9,7 @@
 /// let template = try URLTemplate(parsing: "https://auth.example/trips/{tripId}", placeholders: ["tripId"])
 /// template.expand { _ in "trip 42" }   // "https://auth.example/trips/trip%2042"
 /// ```
-public struct URLTemplate: Sendable, Equatable, CustomStringConvertible {
+package struct URLTemplate: Sendable, Equatable, CustomStringConvertible {
     enum Part: Sendable, Equatable {
         case literal(String)
         /// A placeholder; `inPath` is true before the `?`.
@@ -20,7 +20,7 @@ public struct URLTemplate: Sendable, Equatable, CustomStringConvertible {
 
     /// Splits `template` into literals and the `allowed` placeholders; the error says what is wrong (the caller
     /// locates it). Scheme, host and credentials are the caller's to check, on ``sample``.
-    public init(parsing template: String, placeholders allowed: [String]) throws(URLTemplateError) {
+    package init(parsing template: String, placeholders allowed: [String]) throws(URLTemplateError) {
         var parts: [Part] = []
         var literal = ""
         var inPath = true
@@ -57,7 +57,7 @@ public struct URLTemplate: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The template as configured.
-    public var description: String {
+    package var description: String {
         parts.map { part in
             switch part {
             case .literal(let text): text
@@ -67,16 +67,16 @@ public struct URLTemplate: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The placeholders the template uses.
-    public var placeholders: Set<String> {
+    package var placeholders: Set<String> {
         Set(parts.compactMap { if case .placeholder(let name, _) = $0 { name } else { nil } })
     }
 
     /// The URL with every placeholder replaced by `x`: what the URL checks look at.
-    public var sample: String { expand(percentEncoded: { _ in "x" }) }
+    package var sample: String { expand(percentEncoded: { _ in "x" }) }
 
     /// The URL with each placeholder's `value`, percent-encoded, or `nil` when a value cannot travel safely (a path
     /// segment made only of dots).
-    public func expand(_ value: (String) -> String) -> String? {
+    package func expand(_ value: (String) -> String) -> String? {
         var unsafe = false
         let url = expand(percentEncoded: { name, inPath in
             let text = value(name)
@@ -98,7 +98,7 @@ public struct URLTemplate: Sendable, Equatable, CustomStringConvertible {
     private func expand(percentEncoded value: (String) -> String) -> String { expand(percentEncoded: { name, _ in value(name) }) }
 
     /// RFC 3986 unreserved characters stay; every other byte of the UTF-8 becomes `%XX`.
-    public static func percentEncode(_ value: String) -> String {
+    package static func percentEncode(_ value: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(value.utf8.count)
@@ -116,9 +116,9 @@ public struct URLTemplate: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Why a URL template was refused.
-public struct URLTemplateError: Error, Sendable, Equatable {
+package struct URLTemplateError: Error, Sendable, Equatable {
     /// What is wrong, without location (the parser adds it).
-    public let message: String
+    package let message: String
     /// An error saying `message`.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 }

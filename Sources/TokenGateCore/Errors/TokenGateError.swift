@@ -110,7 +110,7 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
     /// For `rate_limited` (and backends that say so): whole seconds until a retry may succeed.
     public let retryAfterSeconds: Int?
     /// For `rate_limited` by a provider, caller or context limit: what the answer says about the limits.
-    public private(set) var rateLimitHeaders: RateLimitHeaders?
+    package private(set) var rateLimitHeaders: RateLimitHeaders?
 
     /// Creates an error.
     public init(_ code: Code, _ reason: String, retryAfterSeconds: Int? = nil) {

@@ -11,38 +11,38 @@ import Logging
 /// unverified push changes nothing and is refused. A verified one is always acknowledged (Pub/Sub retries anything
 /// else for days): an entry that is unrelated, malformed, about another project or a context already ended is
 /// counted and answered, never retried. Pub/Sub delivers at least once, so the same push twice ends a context once.
-public struct FleetEventReceiver: Sendable {
+package struct FleetEventReceiver: Sendable {
     let service: TokenService
 
     /// What a verified push did (the metric's `outcome`, and the answer's).
-    public enum Outcome: String, Sendable {
+    package enum Outcome: String, Sendable {
         case ended, lifted, duplicate, ignored, malformed
     }
 
     /// A verified push's answer.
-    public struct Receipt: Sendable {
-        public var outcome: Outcome
+    package struct Receipt: Sendable {
+        package var outcome: Outcome
         /// The contexts it ended (or lifted), as `(token type, ID)`.
-        public var changed: [(type: TokenType, id: ContextID)]
+        package var changed: [(type: TokenType, id: ContextID)]
         /// Why it did nothing, when it did nothing.
-        public var reason: String?
+        package var reason: String?
     }
 
     /// A push whose token passed, for the provider it was sent to.
-    public struct VerifiedPush: Sendable {
+    package struct VerifiedPush: Sendable {
         let provider: ProviderID
         let settings: FleetEventSettings
     }
 
     /// The largest push body read; Fleet Engine splits its log entries at 250 KB.
-    public static let maxBodyBytes = 1 << 20
+    package static let maxBodyBytes = 1 << 20
 
     /// A receiver of pushes for `service`'s providers.
-    public init(service: TokenService) { self.service = service }
+    package init(service: TokenService) { self.service = service }
 
     /// Checks the push's OIDC token for `provider`; throws `not_found` for a provider without `events:` and
     /// `unauthenticated` (counted, reason logged) for a token that does not pass.
-    public func authenticate(_ provider: ProviderID?, authorization: String?) throws(TokenGateError) -> VerifiedPush {
+    package func authenticate(_ provider: ProviderID?, authorization: String?) throws(TokenGateError) -> VerifiedPush {
         let generation = service.generation
         guard let provider, let runtime = generation.providers[provider], let events = runtime.events else {
             throw TokenGateError(.notFound, "no provider with fleet events at that path")
@@ -94,7 +94,7 @@ public struct FleetEventReceiver: Sendable {
 
     /// Reads a verified push's body (a Pub/Sub push envelope, or nil when it was too large to read) and ends what it
     /// finishes. Never fails: whatever it holds is acknowledged.
-    public func receive(_ push: VerifiedPush, body: [UInt8]?) async -> Receipt {
+    package func receive(_ push: VerifiedPush, body: [UInt8]?) async -> Receipt {
         let receipt = await handle(push, body: body)
         let generation = service.generation
         generation.metrics.recordFleetEvent(push.provider, outcome: receipt.outcome.rawValue)

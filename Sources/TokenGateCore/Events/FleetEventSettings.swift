@@ -10,32 +10,32 @@
 ///     delivery-consumer: [succeeded, failed, closed]   # task outcome, or the task closed
 ///     driver: []                             # vehicle state: [offline] ends it; back online lifts it
 /// ```
-public struct FleetEventSettings: Sendable, Equatable {
+package struct FleetEventSettings: Sendable, Equatable {
     /// The `aud` the push subscription puts in its OIDC token.
-    public var audience: String
+    package var audience: String
     /// The service account the push subscription signs as (`email`, verified).
-    public var serviceAccount: String
+    package var serviceAccount: String
     /// Where Google publishes the keys of its OIDC tokens.
-    public var keysURL: JWKSURL
+    package var keysURL: JWKSURL
     /// Which trip statuses end a trip's consumer tokens.
-    public var tripStatuses: Set<TripEnd>
+    package var tripStatuses: Set<TripEnd>
     /// Which task outcomes or states end a task's (and a delivery's tracking ID's) delivery-consumer tokens.
-    public var taskEnds: Set<TaskEnd>
+    package var taskEnds: Set<TaskEnd>
     /// Whether a vehicle going offline ends its driver tokens (and coming back online lifts that).
-    public var endsOfflineVehicles: Bool
+    package var endsOfflineVehicles: Bool
 
     /// A trip status that ends the trip.
-    public enum TripEnd: String, Sendable, CaseIterable {
+    package enum TripEnd: String, Sendable, CaseIterable {
         case complete, canceled
     }
 
     /// A task outcome or state that ends the task.
-    public enum TaskEnd: String, Sendable, CaseIterable {
+    package enum TaskEnd: String, Sendable, CaseIterable {
         case succeeded, failed, closed
     }
 
     /// Google's OIDC keys.
-    public static let googleKeysURL = "https://www.googleapis.com/oauth2/v3/certs"
+    package static let googleKeysURL = "https://www.googleapis.com/oauth2/v3/certs"
 
     static let keys: Set<String> = ["audience", "serviceAccount", "keysUrl", "endOn"]
 

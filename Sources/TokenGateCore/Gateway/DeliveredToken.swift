@@ -11,15 +11,15 @@ import Synchronization
 /// keeps about 100 of its payload's characters, not 300. It is written out as the exact text it came as: the signature decodes only
 /// from canonical base64url, whose encoding gives back the same characters, and text that does not split so is kept
 /// as it came.
-public struct DeliveredToken: Expiring, Equatable {
+package struct DeliveredToken: Expiring, Equatable {
     private let storage: Storage
     /// The verified `iat`, epoch seconds.
-    public let issuedAt: Int64
+    package let issuedAt: Int64
     /// The verified `exp`, epoch seconds.
-    public let expiresAt: Int64
+    package let expiresAt: Int64
     /// Whether the token may go into a JSON string as it is: no quote, backslash or control character (true for
     /// every compact JWS, which is base64url and dots). Checked once here, not on every response.
-    public let isJSONSafe: Bool
+    package let isJSONSafe: Bool
 
     private enum Storage {
         /// `header` is the header segment and its dot; the payload segment starts with `payload`'s first
@@ -31,7 +31,7 @@ public struct DeliveredToken: Expiring, Equatable {
     }
 
     /// Creates a delivered token from the compact JWS `compact`, sharing its header segment through `headers`.
-    public init(compact: String, issuedAt: Int64, expiresAt: Int64, sharingHeaderIn headers: TokenHeaderSegments? = nil) {
+    package init(compact: String, issuedAt: Int64, expiresAt: Int64, sharingHeaderIn headers: TokenHeaderSegments? = nil) {
         // Over the contiguous UTF-8 bytes: this runs on every mint, and a String's views iterate generically.
         var text = compact
         let (storage, isJSONSafe) = text.withUTF8 { utf8 in
@@ -44,7 +44,7 @@ public struct DeliveredToken: Expiring, Equatable {
     }
 
     /// The compact JWS, built anew on each call: writers of responses use ``write(to:)``. Never logged.
-    public var compact: String {
+    package var compact: String {
         switch storage {
         case .text(let text):
             return text
@@ -61,7 +61,7 @@ public struct DeliveredToken: Expiring, Equatable {
     }
 
     /// The length of the compact JWS in bytes.
-    public var byteCount: Int {
+    package var byteCount: Int {
         switch storage {
         case .text(let text):
             text.utf8.count
@@ -71,7 +71,7 @@ public struct DeliveredToken: Expiring, Equatable {
     }
 
     /// Hands the compact JWS to `sink` in contiguous pieces, in order.
-    public func write(to sink: (UnsafeRawBufferPointer) -> Void) {
+    package func write(to sink: (UnsafeRawBufferPointer) -> Void) {
         switch storage {
         case .text(var text):
             text.withUTF8 { sink(UnsafeRawBufferPointer($0)) }
@@ -86,7 +86,7 @@ public struct DeliveredToken: Expiring, Equatable {
     }
 
     /// Tokens are equal when their text and their verified times are, however their bytes are kept.
-    public static func == (lhs: DeliveredToken, rhs: DeliveredToken) -> Bool {
+    package static func == (lhs: DeliveredToken, rhs: DeliveredToken) -> Bool {
         lhs.issuedAt == rhs.issuedAt && lhs.expiresAt == rhs.expiresAt && lhs.compact == rhs.compact
     }
 
@@ -136,11 +136,11 @@ public struct DeliveredToken: Expiring, Equatable {
 /// provider share a handful of segments rather than each holding about a hundred bytes of its own; and their
 /// payloads start alike (`iss`, `sub`, `aud`), so each shares that start with the payload kept here. Bounded: past
 /// its capacity the oldest segment is replaced, and tokens that hold it keep their copy.
-public final class TokenHeaderSegments: Sendable {
+package final class TokenHeaderSegments: Sendable {
     private static let capacity = 16
     private let segments = Mutex<(known: [(header: [UInt8], payload: [UInt8])], next: Int)>(([], 0))
 
-    public init() {}
+    package init() {}
 
     /// The number of segments held.
     var count: Int { segments.withLock { $0.known.count } }
@@ -177,7 +177,7 @@ struct TokenCacheKey: Hashable, Sendable {
 /// How a provider's token responses are written. The HTTP face decides the format (`TokenBodyFormat`); the service
 /// makes one per provider when a generation is installed, so a cache entry holds only its token and a request
 /// writes the body straight from it.
-public protocol TokenResponseFormat: Sendable {
+package protocol TokenResponseFormat: Sendable {
     /// The length in bytes of the body for `token`, issued for `context`, at `now` (epoch seconds).
     func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int
     /// Hands the body for `token`, issued for `context`, at `now` (epoch seconds) to `sink` in contiguous pieces, in
@@ -186,4 +186,4 @@ public protocol TokenResponseFormat: Sendable {
 }
 
 /// Makes the response format of a provider.
-public typealias TokenResponseFormatter = @Sendable (ProviderSettings) -> any TokenResponseFormat
+package typealias TokenResponseFormatter = @Sendable (ProviderSettings) -> any TokenResponseFormat

@@ -4,7 +4,7 @@
 /// The event loop's door hands it to the full path (``TokenService/token(for:)-(TokenAdmission)``) when only
 /// waiting can answer, so a request is admitted once whichever door it came in by. It stays on the generation it
 /// was admitted on.
-public struct TokenAdmission: Sendable {
+package struct TokenAdmission: Sendable {
     let pipeline: ProviderPipeline
     let query: TokenQuery
     let type: TokenType
@@ -12,5 +12,5 @@ public struct TokenAdmission: Sendable {
     let caller: AuthenticatedCaller
 
     /// The request's ID, as the query carried it.
-    public var requestID: String? { query.requestID }
+    package var requestID: String? { query.requestID }
 }

@@ -1,20 +1,20 @@
 /// A token request as it arrives, before anything is trusted: raw strings from the URL and headers.
-public struct TokenQuery: Sendable {
+package struct TokenQuery: Sendable {
     /// The `{providerId}` path segment.
-    public var providerID: String
+    package var providerID: String
     /// The `{tokenType}` path segment.
-    public var tokenType: String
+    package var tokenType: String
     /// The query parameters (`tripId`, `vehicleId`, …).
-    public var parameters: [String: String]
+    package var parameters: [String: String]
     /// The raw `Authorization` header, if any.
-    public var authorization: String?
+    package var authorization: String?
     /// The caller's address, for the failed-authentication limit per peer and for logs.
-    public var peer: PeerAddress?
+    package var peer: PeerAddress?
     /// The request's ID (the `X-Request-ID` the caller sent when well-formed, else one the gateway made), for logs.
-    public var requestID: String?
+    package var requestID: String?
 
     /// Creates a query.
-    public init(
+    package init(
         providerID: String,
         tokenType: String,
         parameters: [String: String],
@@ -32,25 +32,25 @@ public struct TokenQuery: Sendable {
 }
 
 /// A token granted to a caller, with what the response needs to describe it.
-public struct TokenGrant: Sendable {
+package struct TokenGrant: Sendable {
     /// The verified token.
-    public var token: DeliveredToken
+    package var token: DeliveredToken
     /// What it is for.
-    public var context: TokenContext
+    package var context: TokenContext
     /// The provider that issued it. Its ID, not its settings: a grant is made for every request served.
-    public var providerID: ProviderID
+    package var providerID: ProviderID
     /// How the cache produced it.
-    public var outcome: TokenCacheOutcome
+    package var outcome: TokenCacheOutcome
     /// How the provider's response body is written.
-    public var format: any TokenResponseFormat
+    package var format: any TokenResponseFormat
     /// What the answer says about the rate limits the request was charged to, if the provider has any.
-    public var rateLimits: RateLimitHeaders? = nil
+    package var rateLimits: RateLimitHeaders? = nil
 
     /// The response body's length in bytes at `now` (epoch seconds).
-    public func bodyByteCount(now: Int64) -> Int { format.byteCount(of: token, context: context, now: now) }
+    package func bodyByteCount(now: Int64) -> Int { format.byteCount(of: token, context: context, now: now) }
 
     /// Hands the response body at `now` (epoch seconds) to `sink` in contiguous pieces, in order.
-    public func writeBody(now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
+    package func writeBody(now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
         format.write(token, context: context, now: now, to: sink)
     }
 }

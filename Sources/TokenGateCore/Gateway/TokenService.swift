@@ -1,5 +1,5 @@
-public import Logging
-public import Tracing
+package import Logging
+package import Tracing
 
 /// The gateway without HTTP: turns a raw token request into a verified token or a coded error.
 ///
@@ -8,28 +8,28 @@ public import Tracing
 /// pipeline, logs and counts what is refused, and serves each provider's public keys. Two doors lead in:
 /// ``cachedToken(for:)`` answers synchronously what a cached token can (the HTTP face calls it on the event
 /// loop) and hands anything else on as its ``TokenAdmission``; ``token(for:)-(TokenQuery)`` does it all.
-public final class TokenService: Sendable {
+package final class TokenService: Sendable {
     private let current: ServingSlot
     private let formatter: TokenResponseFormatter
     private let services: GatewayServices
     private let denials: DenialLog
     /// The gateway's time (the system's, or a test's).
-    public var clock: TokenGateClock { services.clock }
+    package var clock: TokenGateClock { services.clock }
     /// Where the service logs.
     var logger: Logger { services.logger }
     /// Where every token a backend issued is recorded.
-    public var audit: AuditLog { services.audit }
+    package var audit: AuditLog { services.audit }
     /// The store replicas share tokens, limits and ended contexts in (`sharedState:`), or nil for one process.
-    public var sharedState: SharedState? { services.sharedState }
+    package var sharedState: SharedState? { services.sharedState }
     /// Ends and lifts contexts (the admin API); outlives every generation.
-    public let contexts: ContextLifecycle
+    package let contexts: ContextLifecycle
 
     /// How long a mint whose token names an unknown `kid` waits for the early JWKS refetch it asks for.
-    public static let defaultUnknownKeyWait = Duration.seconds(3)
+    package static let defaultUnknownKeyWait = Duration.seconds(3)
 
     /// Serves `generation`; `formatter` makes each provider's response format once per generation. With a
     /// `tracer`, the full path records its steps as spans (children of the current span: the HTTP request's).
-    public init(
+    package init(
         generation: GatewayGeneration, formatter: @escaping TokenResponseFormatter, audit: AuditLog? = nil,
         sharedState: SharedState? = nil, clock: TokenGateClock = .system, unknownKeyWait: Duration = defaultUnknownKeyWait,
         tracer: (any Tracer)? = nil, logger: Logger
@@ -52,13 +52,13 @@ public final class TokenService: Sendable {
 
     /// The tracer requests are traced with, or nil: with one, the HTTP face starts a server span for each
     /// request, and answers none from the event loop's fast path (which has no span to hang the steps on).
-    public var tracer: (any Tracer)? { services.spans.tracer }
+    package var tracer: (any Tracer)? { services.spans.tracer }
 
     /// The generation requests are served from now.
-    public var generation: GatewayGeneration { current.serving.generation }
+    package var generation: GatewayGeneration { current.serving.generation }
 
     /// Swaps in `next`; requests already running finish on the generation they read.
-    public func install(_ next: GatewayGeneration) {
+    package func install(_ next: GatewayGeneration) {
         let previous = current.serving.generation
         current.serving = Serving(next, formatter: formatter, services: services)
         next.metrics.recordGeneration(next.number)
@@ -66,10 +66,10 @@ public final class TokenService: Sendable {
     }
 
     /// Logs the counts of denials that were not logged one by one (call it every few seconds).
-    public func flushDenialLog() { denials.flush() }
+    package func flushDenialLog() { denials.flush() }
 
     /// A verified token for `query`, or a `TokenGateError` with a stable code. Denials are logged in aggregate.
-    public func token(for query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
+    package func token(for query: TokenQuery) async throws(TokenGateError) -> TokenGrant {
         let serving = current.serving
         let admission: TokenAdmission
         do {
@@ -84,7 +84,7 @@ public final class TokenService: Sendable {
     }
 
     /// The rest of the full path for a request ``cachedToken(for:)`` admitted and handed on.
-    public func token(for admission: TokenAdmission) async throws(TokenGateError) -> TokenGrant {
+    package func token(for admission: TokenAdmission) async throws(TokenGateError) -> TokenGrant {
         do {
             return try await admission.pipeline.grant(admission)
         } catch {
@@ -96,7 +96,7 @@ public final class TokenService: Sendable {
     /// ``token(for:)-(TokenAdmission)`` without a task, for a cached token whose only wait is the limits shared
     /// in the store: `completion` is called once when the store answers, on the thread that asked (an event loop).
     /// False when only the full path can answer; nothing was charged then.
-    public func token(
+    package func token(
         afterSharedLimits admission: TokenAdmission, completion: @escaping @Sendable (Result<TokenGrant, TokenGateError>) -> Void
     ) -> Bool {
         admission.pipeline.cachedGrant(afterSharedLimits: admission) { result in
@@ -106,7 +106,7 @@ public final class TokenService: Sendable {
     }
 
     /// What ``cachedToken(for:)`` decided.
-    public enum CachedAnswer: Sendable {
+    package enum CachedAnswer: Sendable {
         /// The cached token, every check passed: answer with it.
         case granted(TokenGrant)
         /// A check refused the request (already counted and logged, and any limit charged): answer with the error.
@@ -117,7 +117,7 @@ public final class TokenService: Sendable {
 
     /// ``token(for:)-(TokenQuery)`` for a request a cached token can answer at once, synchronously (from an event
     /// loop): the same admission, then `ProviderPipeline.cachedGrant(_:)`.
-    public func cachedToken(for query: TokenQuery) -> CachedAnswer {
+    package func cachedToken(for query: TokenQuery) -> CachedAnswer {
         let serving = current.serving
         var admission: TokenAdmission?
         do throws(TokenGateError) {
@@ -133,13 +133,13 @@ public final class TokenService: Sendable {
 
     /// Logs (in aggregate) and counts a token request refused with `error` before it became a query (an oversized
     /// URL, a bad query string, a browser origin not allowed), on the generation served now.
-    public func recordDenial(_ error: TokenGateError, providerID: String, tokenType: String, peer: PeerAddress?, requestID: String?) {
+    package func recordDenial(_ error: TokenGateError, providerID: String, tokenType: String, peer: PeerAddress?, requestID: String?) {
         let query = TokenQuery(providerID: providerID, tokenType: tokenType, parameters: [:], authorization: nil, peer: peer, requestID: requestID)
         denials.record(error, query, in: current.serving)
     }
 
     /// The public keys that verify a provider's tokens, as a JWKS document.
-    public func publicKeys(providerID: String) throws(TokenGateError) -> [UInt8] {
+    package func publicKeys(providerID: String) throws(TokenGateError) -> [UInt8] {
         guard let pipeline = current.serving.pipeline(named: providerID) else { throw TokenGateError(.unknownProvider, "no provider with that ID") }
         return try pipeline.runtime.keys.publicJWKS()
     }

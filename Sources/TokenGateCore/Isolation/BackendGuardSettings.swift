@@ -16,21 +16,21 @@ import YAML
 ///     window: 30s
 ///     openFor: 10s
 /// ```
-public struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertible {
+package struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertible {
     /// Calls in flight at once, per call kind.
-    public var maxConcurrentCalls = 64
+    package var maxConcurrentCalls = 64
     /// How long a call waits for a free slot before it is refused `backend_unavailable`.
-    public var queueTimeout: Duration = .seconds(1)
+    package var queueTimeout: Duration = .seconds(1)
     /// The breaker, or nil when it is off.
-    public var circuitBreaker: CircuitBreakerSettings? = CircuitBreakerSettings()
+    package var circuitBreaker: CircuitBreakerSettings? = CircuitBreakerSettings()
 
     /// The keys of `backend:` that are the core's.
-    public static let keys: Set<String> = ["maxConcurrentCalls", "queueTimeout", "circuitBreaker"]
+    package static let keys: Set<String> = ["maxConcurrentCalls", "queueTimeout", "circuitBreaker"]
 
     /// Creates settings; the defaults are what a provider without the keys gets.
-    public init() {}
+    package init() {}
 
-    public var description: String {
+    package var description: String {
         let breaker = circuitBreaker.map(String.init(describing:)) ?? "off"
         return "maxConcurrentCalls=\(maxConcurrentCalls) queueTimeout=\(queueTimeout) circuitBreaker=\(breaker)"
     }
@@ -54,17 +54,17 @@ public struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertible
 /// When a breaker opens, and for how long: after `consecutiveFailures` failed calls in a row, or when at least
 /// `minimumCalls` calls within `window` failed at `failureRatio` or more. Open, it refuses at once for `openFor`;
 /// then one probe call is let through, whose outcome closes it or opens it again.
-public struct CircuitBreakerSettings: Sendable, Equatable, CustomStringConvertible {
-    public var consecutiveFailures = 5
-    public var failureRatio = 0.5
-    public var minimumCalls = 20
-    public var window: Duration = .seconds(30)
-    public var openFor: Duration = .seconds(10)
+package struct CircuitBreakerSettings: Sendable, Equatable, CustomStringConvertible {
+    package var consecutiveFailures = 5
+    package var failureRatio = 0.5
+    package var minimumCalls = 20
+    package var window: Duration = .seconds(30)
+    package var openFor: Duration = .seconds(10)
 
     /// The default breaker.
-    public init() {}
+    package init() {}
 
-    public var description: String {
+    package var description: String {
         "consecutiveFailures=\(consecutiveFailures) failureRatio=\(failureRatio) minimumCalls=\(minimumCalls) window=\(window) openFor=\(openFor)"
     }
 

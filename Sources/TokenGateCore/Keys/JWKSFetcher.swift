@@ -1,9 +1,9 @@
-/// Fetches a JWKS document for a ``RemoteKeySet``: an identity provider's keys, or a backend's signing keys.
+/// Fetches a JWKS document for a `RemoteKeySet`: an identity provider's keys, or a backend's signing keys.
 ///
 /// TokenGateCore has no HTTP client: the HTTP face supplies one (`HTTPJWKSFetcher`: AsyncHTTPClient with a
 /// deadline, a body cap and no redirects) and tests supply in-memory ones. Implementations return the body of a
 /// successful response and throw for anything else (a status other than 200, a timeout, an oversized body); they
-/// never retry, because the key set's ``KeySetRefresher`` owns the schedule.
+/// never retry, because the key set's `KeySetRefresher` owns the schedule.
 ///
 /// ```swift
 /// struct FixedJWKS: JWKSFetcher {

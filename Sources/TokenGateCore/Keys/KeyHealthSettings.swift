@@ -10,20 +10,20 @@ import Foundation
 ///   interval: 1h             # how often (also at start and on every reload)
 ///   expiryWarning: 720h      # degraded this long before a key's `expires:` date (30 days, the default)
 /// ```
-public struct KeyHealthSettings: Sendable, Equatable {
+package struct KeyHealthSettings: Sendable, Equatable {
     /// Whether each signing key's `kid` is looked up among the keys Google publishes for its account.
-    public var checkPublished = false
+    package var checkPublished = false
     /// Where an account's public keys are published; `{serviceAccount}` is the service account's email.
-    public var publishedKeysURL = JWKSURL.googleServiceAccountKeys
+    package var publishedKeysURL = JWKSURL.googleServiceAccountKeys
     /// How often the published keys are fetched again.
-    public var interval: Duration = JWKSURL.defaultRefreshInterval
+    package var interval: Duration = JWKSURL.defaultRefreshInterval
     /// How long before a key's `expires:` date the provider is reported degraded.
-    public var expiryWarning: Duration = .seconds(30 * 86_400)
+    package var expiryWarning: Duration = .seconds(30 * 86_400)
 
     static let keys: Set<String> = ["checkPublished", "publishedKeysUrl", "interval", "expiryWarning"]
 
     /// The defaults: expiry dates watched, Google not asked.
-    public init() {}
+    package init() {}
 
     /// The published-keys URL of `account`, fetched every `interval`.
     func publishedKeys(of account: String) -> JWKSURL {

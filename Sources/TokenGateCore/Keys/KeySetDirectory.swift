@@ -3,22 +3,22 @@ import Logging
 /// Every JWKS URL a generation uses, each with its one ``RemoteKeySet``: two tenants (or a session-token client
 /// and a backend) naming the same URL share one set and one fetch schedule. Built by the ``GatewayAssembler``;
 /// a reload hands the sets of URLs still in use to the next generation, keys and all.
-public final class KeySetDirectory: Sendable {
+package final class KeySetDirectory: Sendable {
     /// The key sets by URL.
-    public let keySets: [String: RemoteKeySet]
+    package let keySets: [String: RemoteKeySet]
 
     init(keySets: [String: RemoteKeySet]) {
         self.keySets = keySets
     }
 
     /// One refresher per key set, to run while the generation serves.
-    public var refreshers: [KeySetRefresher] {
+    package var refreshers: [KeySetRefresher] {
         keySets.keys.sorted().compactMap { keySets[$0].map(KeySetRefresher.init) }
     }
 
     /// Fetches every set that has no keys yet, concurrently; for the command line (which runs no refreshers) and
     /// for a reload, so a provider it adds is ready when it is swapped in.
-    public func fetchMissing() async {
+    package func fetchMissing() async {
         await withTaskGroup(of: Void.self) { group in
             for keySet in keySets.values where keySet.current() == nil {
                 group.addTask { await keySet.refresh() }

@@ -1,4 +1,4 @@
-public import ServiceLifecycle
+import ServiceLifecycle
 
 /// The background work of one ``RemoteKeySet``: fetch when the gateway starts (or when the set's last good fetch
 /// is due, for a set a reload handed on), then every refresh interval after a success, every
@@ -6,17 +6,17 @@ public import ServiceLifecycle
 ///
 /// One per distinct URL in a generation, made by the ``KeySetDirectory``; it ends on cancellation (a reload that
 /// swaps its generation out) or graceful shutdown, never on a failed fetch.
-public struct KeySetRefresher: Service {
+package struct KeySetRefresher: Service {
     /// The key set this refresher fills.
-    public let keySet: RemoteKeySet
+    package let keySet: RemoteKeySet
 
     /// A refresher of `keySet`.
-    public init(keySet: RemoteKeySet) {
+    package init(keySet: RemoteKeySet) {
         self.keySet = keySet
     }
 
     /// Refreshes until the task is cancelled or the service group shuts down gracefully, then returns.
-    public func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await keySet.withRefresher { await self.refreshUntilCancelled() }
         }

@@ -4,7 +4,7 @@ public import JOSE
 /// Where a set of verification keys comes from, as configuration states it: a value, never a running object.
 ///
 /// A `.fixed` set was read from a file when the configuration was parsed. A `.url` set is fetched once the gateway
-/// runs, by the one ``RemoteKeySet`` the generation's ``KeySetDirectory`` keeps for that URL, shared by every
+/// runs, by the one `RemoteKeySet` the generation's `KeySetDirectory` keeps for that URL, shared by every
 /// tenant and every use (session tokens and backend tokens alike).
 public enum KeySource: Sendable {
     /// Keys read from a JWKS file, a PEM key, a certificate or a service-account file.

@@ -1,5 +1,5 @@
-public import JOSE
-public import Logging
+package import JOSE
+package import Logging
 import Synchronization
 
 /// One JWKS URL's keys: the latest good set, shared by every tenant and every use of that URL in a generation
@@ -14,9 +14,9 @@ import Synchronization
 /// A failed fetch, a body that is not a JWKS, or a set that holds no public key or any symmetric key keeps the last
 /// good set: an identity provider or key server that is down for a while must not lock everyone out. Failures are
 /// logged with a reason, never with key material.
-public final class RemoteKeySet: Sendable {
+package final class RemoteKeySet: Sendable {
     /// How soon a failed fetch is retried, and the least time between two early refreshes for an unknown `kid`.
-    public static let retryInterval: Duration = .seconds(30)
+    package static let retryInterval: Duration = .seconds(30)
 
     struct State {
         var keys: JWKSet?
@@ -43,7 +43,7 @@ public final class RemoteKeySet: Sendable {
     }
 
     /// The JWKS URL.
-    public let url: JWKSURL
+    package let url: JWKSURL
     let fetcher: any JWKSFetcher
     let clock: TokenGateClock
     let logger: Logger
@@ -52,7 +52,7 @@ public final class RemoteKeySet: Sendable {
 
     /// A key set for `url`, empty until the first successful fetch. Fetches nothing. Each fetch is counted in
     /// `metrics` by outcome.
-    public init(
+    package init(
         url: JWKSURL, fetcher: any JWKSFetcher, clock: TokenGateClock = .system, logger: Logger, metrics: GatewayMetrics? = nil
     ) {
         self.url = url
@@ -66,16 +66,16 @@ public final class RemoteKeySet: Sendable {
     }
 
     /// The latest good key set, or nil if no fetch has succeeded yet.
-    public func current() -> JWKSet? { state.withLock { $0.keys } }
+    package func current() -> JWKSet? { state.withLock { $0.keys } }
 
     /// The latest good set with its version (0: none yet).
     func snapshot() -> (keys: JWKSet?, version: Int) { state.withLock { ($0.keys, $0.version) } }
 
     /// Why the last fetch failed, or nil if it succeeded (or none happened yet). Never contains key material.
-    public var lastFailure: String? { state.withLock { $0.lastFailure } }
+    package var lastFailure: String? { state.withLock { $0.lastFailure } }
 
     /// How long a good set is used before it is fetched again; the shortest any use of this URL asked for.
-    public var refreshInterval: Duration { state.withLock { $0.refreshInterval } }
+    package var refreshInterval: Duration { state.withLock { $0.refreshInterval } }
 
     /// Sets the refresh interval; the assembler gives the shortest of every use of the URL.
     func setRefreshInterval(_ interval: Duration) { state.withLock { $0.refreshInterval = interval } }
@@ -89,7 +89,7 @@ public final class RemoteKeySet: Sendable {
     /// previous set stays in use and the reason is logged (and kept in ``lastFailure``). Waiters of
     /// ``refreshForUnknownKey(now:timeout:)`` are released either way.
     @discardableResult
-    public func refresh() async -> Bool {
+    package func refresh() async -> Bool {
         let installed = await fetchAndInstall()
         let waiters = state.withLock { state in
             defer { state.fetchWaiters = [:] }
@@ -151,7 +151,7 @@ public final class RemoteKeySet: Sendable {
     /// have rotated. Granted at most once per ``retryInterval`` (`now` is monotonic nanoseconds). Returns whether
     /// the request was granted.
     @discardableResult
-    public func requestEarlyRefresh(now: UInt64) -> Bool {
+    package func requestEarlyRefresh(now: UInt64) -> Bool {
         let interval = TokenGateClock.nanoseconds(Self.retryInterval)
         let (granted, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             if let last = state.lastEarlyRefreshAt, now < last || now - last < interval { return (false, nil) }
@@ -172,7 +172,7 @@ public final class RemoteKeySet: Sendable {
     /// For a backend token that names an unknown `kid`: requests an early refresh and, if granted, waits for it
     /// (at most `timeout`); with no refresher running (the command line) it fetches itself. Returns whether a new
     /// set was installed meanwhile, so verifying once more can change the answer.
-    public func refreshForUnknownKey(now: UInt64, timeout: Duration = .seconds(3)) async -> Bool {
+    package func refreshForUnknownKey(now: UInt64, timeout: Duration = .seconds(3)) async -> Bool {
         let before = state.withLock { $0.version }
         guard requestEarlyRefresh(now: now) else { return false }
         if state.withLock({ $0.refreshers == 0 }) {

@@ -2,14 +2,14 @@ import JOSE
 
 /// An operator's key for the admin API (`adminKeys:`, global or per provider); the configuration holds only its
 /// SHA-256 digest, as for clients' API keys.
-public struct AdminKey: Sendable, Equatable {
+package struct AdminKey: Sendable, Equatable {
     /// A unique name, for logs and the audit trail.
-    public var name: String
+    package var name: String
     /// The SHA-256 digest of the key.
-    public var digest: [UInt8]
+    package var digest: [UInt8]
 
     /// Creates a key entry.
-    public init(name: String, digest: [UInt8]) {
+    package init(name: String, digest: [UInt8]) {
         self.name = name
         self.digest = digest
     }
@@ -33,12 +33,12 @@ public struct AdminKey: Sendable, Equatable {
 }
 
 /// Who may call the admin API for a provider: the global admin keys and that provider's own.
-public struct AdminAuthenticator: Sendable {
+package struct AdminAuthenticator: Sendable {
     let global: [AdminKey]
     let perProvider: [ProviderID: [AdminKey]]
 
     /// The keys of `configuration`.
-    public init(_ configuration: GatewayConfiguration) {
+    package init(_ configuration: GatewayConfiguration) {
         global = configuration.adminKeys
         perProvider = configuration.providers.mapValues(\.adminKeys)
     }
@@ -46,7 +46,7 @@ public struct AdminAuthenticator: Sendable {
     /// The key `authorization` (`Bearer KEY`) carries, before anything else about the request is looked at (so
     /// an unknown key learns nothing, not even which providers exist). Every digest is compared in constant time
     /// and a match does not end the loop. An unknown key is unauthenticated.
-    public func authenticate(_ authorization: String?) throws(TokenGateError) -> AuthenticatedAdmin {
+    package func authenticate(_ authorization: String?) throws(TokenGateError) -> AuthenticatedAdmin {
         let credential = try CallerCredential(authorization: authorization)
         guard case .apiKey(let digest) = credential else {
             throw TokenGateError(.unauthenticated, "the admin API takes an admin key, not a session token")
@@ -69,18 +69,18 @@ public struct AdminAuthenticator: Sendable {
 }
 
 /// An admin key that matched, and where it may act.
-public struct AuthenticatedAdmin: Sendable, Equatable {
+package struct AuthenticatedAdmin: Sendable, Equatable {
     /// The key's name, for logs and the audit trail.
-    public let name: String
+    package let name: String
     /// A global key (`adminKeys:` at the top level) acts for every provider.
-    public let isGlobal: Bool
+    package let isGlobal: Bool
     /// The providers whose own `adminKeys:` hold it.
-    public let providers: Set<ProviderID>
+    package let providers: Set<ProviderID>
 
     /// Whether the key may act for `provider`. A provider key asking about another provider, or about one that
     /// does not exist, is forbidden alike: it learns nothing of the other tenants. A global key is told when a
     /// provider does not exist (its caller checks that next).
-    public func authorize(for provider: ProviderID?) throws(TokenGateError) {
+    package func authorize(for provider: ProviderID?) throws(TokenGateError) {
         guard isGlobal || provider.map(providers.contains) == true else {
             throw TokenGateError(.forbidden, "an admin key of another provider")
         }
@@ -88,14 +88,14 @@ public struct AuthenticatedAdmin: Sendable, Equatable {
 }
 
 /// `endedContexts:`: how long an ended context is refused, and how many are remembered.
-public struct EndedContextSettings: Sendable, Equatable {
+package struct EndedContextSettings: Sendable, Equatable {
     /// How long `POST …/end` refuses new tokens for the context, unless lifted sooner. Default 24 h.
-    public var refuseFor: Duration = .seconds(86_400)
+    package var refuseFor: Duration = .seconds(86_400)
     /// The most ended contexts remembered (the soonest to expire go first beyond it). Default 100,000.
-    public var maxEntries: Int = 100_000
+    package var maxEntries: Int = 100_000
 
     /// The defaults.
-    public init() {}
+    package init() {}
 
     static func parse(_ node: ConfigNode) throws -> EndedContextSettings {
         let mapping = try node.mapping(allowedKeys: ["refuseFor", "maxEntries"])

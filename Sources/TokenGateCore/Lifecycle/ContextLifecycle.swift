@@ -5,9 +5,9 @@ import Synchronization
 /// it, and the token pipelines read the ``EndedContexts`` it keeps.
 ///
 /// An end evicts the context's cached tokens from the generation being served; the list outlives every generation.
-public final class ContextLifecycle: Sendable {
+package final class ContextLifecycle: Sendable {
     /// The contexts ended now: refused with `410 context_ended`.
-    public let endedContexts: EndedContexts
+    package let endedContexts: EndedContexts
     private let sharedState: SharedState?
     private let clock: TokenGateClock
     private let logger: Logger
@@ -33,7 +33,7 @@ public final class ContextLifecycle: Sendable {
     ///
     /// With shared state, every replica is told (and the store's list records it for replicas that missed the
     /// message), and the shared cache's copies are deleted, so none is served once the end lapses or is lifted.
-    public func end(_ key: EndedContexts.Key, by admin: String) async -> (until: Int64, evicted: Int) {
+    package func end(_ key: EndedContexts.Key, by admin: String) async -> (until: Int64, evicted: Int) {
         let now = clock.wallSeconds()
         let until = now + generation().configuration.endedContexts.refuseFor.components.seconds
         let change = EndedContextChange(key: key, until: until)
@@ -53,7 +53,7 @@ public final class ContextLifecycle: Sendable {
     }
 
     /// Lifts an ended `key` (at every replica, with shared state); returns whether it was ended here.
-    public func lift(_ key: EndedContexts.Key, by admin: String) async -> Bool {
+    package func lift(_ key: EndedContexts.Key, by admin: String) async -> Bool {
         let change = EndedContextChange(key: key, until: nil)
         if sharedState != nil { pending.withLock { $0[key] = change } }
         let lifted = endedContexts.lift(key, now: clock.wallSeconds())

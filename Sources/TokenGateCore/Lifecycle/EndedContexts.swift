@@ -9,20 +9,20 @@ import Synchronization
 ///
 /// The request path asks ``isEnded(_:provider:now:)`` on every token request; while nothing is ended (the usual
 /// state) that is one relaxed atomic load, no lock.
-public final class EndedContexts: Sendable {
+package final class EndedContexts: Sendable {
     /// One ended entity of one provider.
-    public struct Key: Hashable, Sendable, CustomStringConvertible {
+    package struct Key: Hashable, Sendable, CustomStringConvertible {
         /// The provider.
-        public let provider: ProviderID
+        package let provider: ProviderID
         /// The kind of entity, named by the token type whose context it is (`consumer`: a trip, `driver`: a
         /// vehicle, `delivery-driver`: a delivery vehicle, `delivery-consumer`: a tracking or task ID).
-        public let kind: TokenType
+        package let kind: TokenType
         /// Its ID.
-        public let id: ContextID
+        package let id: ContextID
 
         /// The key of `id` for a `tokenType` the end-context API names, or nil for a type without one entity
         /// (batches, whole fleets).
-        public init?(provider: ProviderID, tokenType: TokenType, id: ContextID) {
+        package init?(provider: ProviderID, tokenType: TokenType, id: ContextID) {
             guard let kind = Self.kind(of: tokenType) else { return nil }
             self.provider = provider
             self.kind = kind
@@ -49,17 +49,17 @@ public final class EndedContexts: Sendable {
             }
         }
 
-        public var description: String { "\(provider) \(kind) \(id)" }
+        package var description: String { "\(provider) \(kind) \(id)" }
     }
 
     /// The most entries kept; beyond it the one closest to expiry goes first.
-    public let capacity: Int
+    package let capacity: Int
     private let entries: Mutex<[Key: Int64]>
     // Mirrors `entries.count`, so the request path skips the lock while nothing is ended.
     private let count = Atomic<Int>(0)
 
     /// An empty list holding at most `capacity` entries.
-    public init(capacity: Int = 100_000) {
+    package init(capacity: Int = 100_000) {
         precondition(capacity > 0)
         self.capacity = capacity
         self.entries = Mutex([:])
@@ -67,7 +67,7 @@ public final class EndedContexts: Sendable {
 
     /// Ends `key` until `until` (epoch seconds); ending it again moves the time. Returns the time in force.
     @discardableResult
-    public func end(_ key: Key, until: Int64, now: Int64) -> Int64 {
+    package func end(_ key: Key, until: Int64, now: Int64) -> Int64 {
         entries.withLock { entries in
             entries[key] = until
             if entries.count > capacity {
@@ -83,7 +83,7 @@ public final class EndedContexts: Sendable {
 
     /// Lifts `key`; returns whether it was ended (and not yet expired) at `now`.
     @discardableResult
-    public func lift(_ key: Key, now: Int64) -> Bool {
+    package func lift(_ key: Key, now: Int64) -> Bool {
         entries.withLock { entries in
             let until = entries.removeValue(forKey: key)
             count.store(entries.count, ordering: .relaxed)
@@ -92,7 +92,7 @@ public final class EndedContexts: Sendable {
     }
 
     /// Until when `key` is ended, or nil if it is not (an expired entry is dropped as it is found).
-    public func endedUntil(_ key: Key, now: Int64) -> Int64? {
+    package func endedUntil(_ key: Key, now: Int64) -> Int64? {
         entries.withLock { entries in
             guard let until = entries[key] else { return nil }
             guard until > now else {
@@ -105,7 +105,7 @@ public final class EndedContexts: Sendable {
     }
 
     /// Whether a token for `context` of `provider` must be refused now.
-    public func isEnded(_ context: TokenContext, provider: ProviderID, now: Int64) -> Bool {
+    package func isEnded(_ context: TokenContext, provider: ProviderID, now: Int64) -> Bool {
         guard count.load(ordering: .relaxed) > 0, let id = context.id,
             let key = Key(provider: provider, tokenType: context.tokenType, id: id)
         else { return false }
@@ -118,5 +118,5 @@ public final class EndedContexts: Sendable {
     }
 
     /// How many entries are held (expired ones included until they are found).
-    public var entryCount: Int { count.load(ordering: .relaxed) }
+    package var entryCount: Int { count.load(ordering: .relaxed) }
 }

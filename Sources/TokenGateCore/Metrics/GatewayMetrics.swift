@@ -1,4 +1,4 @@
-public import CoreMetrics
+package import CoreMetrics
 import Synchronization
 
 /// The gateway's instruments, made through one swift-metrics factory: the process-wide one that `serve`
@@ -7,20 +7,20 @@ import Synchronization
 /// Every label is bounded by the configuration or by a closed list (token types, error codes, cache outcomes,
 /// rate-limit scopes, rejection reasons): never a trip, vehicle, caller or anything else a request can make up.
 /// Names follow Prometheus conventions: counters end in `_total`, durations are `_seconds`.
-public final class GatewayMetrics: Sendable {
+package final class GatewayMetrics: Sendable {
     /// Where instruments are made.
-    public let factory: any MetricsFactory
+    package let factory: any MetricsFactory
     private let labeled: LabeledCounters
     private let reloads: [ReloadOutcome: Counter]
     private let generation: Gauge
 
     /// How a reload ended.
-    public enum ReloadOutcome: String, Sendable, CaseIterable {
+    package enum ReloadOutcome: String, Sendable, CaseIterable {
         case success, failure
     }
 
     /// Instruments made through `factory`; by default the process-wide one (`MetricsSystem.bootstrap`).
-    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+    package init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
         labeled = LabeledCounters(factory: factory)
         var reloads: [ReloadOutcome: Counter] = [:]
@@ -43,7 +43,7 @@ public final class GatewayMetrics: Sendable {
 
     /// Which tenants from tenant files run on a stale configuration (1) or their current one (0), and how many
     /// tenant files did not apply; `previous`'s tenants that are gone read 0. Inline providers have no series.
-    public func recordTenantConfigurations(of generation: GatewayGeneration, previous: GatewayGeneration?) {
+    package func recordTenantConfigurations(of generation: GatewayGeneration, previous: GatewayGeneration?) {
         let ids = Set(generation.configuration.providerFiles.keys).union(previous?.configuration.providerFiles.keys ?? [:].keys)
         for id in ids.sorted() {
             Gauge(label: Name.tenantConfigStale, dimensions: [("provider", id.rawValue)], factory: factory)
@@ -53,10 +53,10 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// A reload's outcome.
-    public func recordReload(_ outcome: ReloadOutcome) { reloads[outcome]?.increment() }
+    package func recordReload(_ outcome: ReloadOutcome) { reloads[outcome]?.increment() }
 
     /// The generation now serving.
-    public func recordGeneration(_ number: Int) { generation.record(number) }
+    package func recordGeneration(_ number: Int) { generation.record(number) }
 
     /// A JWKS fetch of a key set, by the URL it came from (bounded by the configuration) and its outcome.
     func recordKeyFetch(url: String, succeeded: Bool) {
@@ -64,13 +64,13 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// An error answered outside any provider's token route: an unknown path, a wrong method, oversized headers.
-    public func recordHTTPError(_ code: TokenGateError.Code) {
+    package func recordHTTPError(_ code: TokenGateError.Code) {
         labeled.increment(Name.httpErrors, [("code", code.rawValue)])
     }
 
     /// A request to the admin API refused for its key (`unauthenticated`, `forbidden`) or for too many wrong
     /// keys from its address (`rate_limited`).
-    public func recordAdminAuthFailure(_ code: TokenGateError.Code) {
+    package func recordAdminAuthFailure(_ code: TokenGateError.Code) {
         labeled.increment(Name.adminAuthFailures, [("code", code.rawValue)])
     }
 

@@ -2,7 +2,7 @@ import CoreMetrics
 import Synchronization
 
 /// One provider's instruments, made when its runtime is assembled so the request path only increments.
-public final class ProviderMetrics: Sendable {
+package final class ProviderMetrics: Sendable {
     let id: ProviderID
     private let served: [TokenType: [TokenCacheOutcome: Counter]]
     private let backendCalls: [TokenType: Counter]
@@ -18,7 +18,7 @@ public final class ProviderMetrics: Sendable {
     private let loggedKeyless = Atomic<Bool>(false)
 
     /// Which limit refused a request (the `scope` label).
-    public enum RateLimitScope: String, Sendable, CaseIterable {
+    package enum RateLimitScope: String, Sendable, CaseIterable {
         case provider, caller, context
         case failedAuth = "failed_auth"
         case failedAuthPerPeer = "failed_auth_peer"
@@ -27,7 +27,7 @@ public final class ProviderMetrics: Sendable {
     }
 
     /// What a call to a client's authorizer answered (the `outcome` label).
-    public enum AuthorizerOutcome: String, Sendable, CaseIterable {
+    package enum AuthorizerOutcome: String, Sendable, CaseIterable {
         case allowed, denied, error
     }
 

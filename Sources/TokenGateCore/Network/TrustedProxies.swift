@@ -12,10 +12,10 @@
 /// balancer's own forwarding address). The first hop that is not a proxy is the client. Entries to its left were
 /// written by the client and are never read. If every hop is a proxy, the farthest one is taken; if a proxy wrote
 /// something that is not an address (`unknown`, a hidden name), the last address before it is.
-public struct TrustedProxies: Sendable, Equatable {
+package struct TrustedProxies: Sendable, Equatable {
     /// The header proxies write the chain into. Only one is read: a proxy writes one, and a client could forge
     /// the other.
-    public enum Header: String, Sendable, Equatable {
+    package enum Header: String, Sendable, Equatable {
         /// `X-Forwarded-For: client, proxy1, proxy2` (de facto standard: nginx, Envoy, haproxy, every cloud LB).
         case xForwardedFor = "x-forwarded-for"
         /// `Forwarded: for=client, for=proxy1` (RFC 7239).
@@ -23,27 +23,27 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 
     /// Peers (and forwarding hops) trusted by address.
-    public var networks: [IPNetwork]
+    package var networks: [IPNetwork]
     /// How many hops are proxies by position, the socket's peer counting as the first; 1 trusts by address only.
-    public var hops: Int
+    package var hops: Int
     /// Which header carries the chain.
-    public var header: Header
+    package var header: Header
 
     /// Proxies in `networks`; `hops` and `header` as described on the type.
-    public init(networks: [IPNetwork], hops: Int = 1, header: Header = .xForwardedFor) {
+    package init(networks: [IPNetwork], hops: Int = 1, header: Header = .xForwardedFor) {
         self.networks = networks
         self.hops = hops
         self.header = header
     }
 
     /// Whether `address` is a trusted proxy's.
-    public func trusts(_ address: PeerAddress) -> Bool {
+    package func trusts(_ address: PeerAddress) -> Bool {
         networks.contains { $0.contains(address) }
     }
 
     /// The client behind a request from `peer` whose forwarding header lines are `values`, in the order they
     /// arrived. From a peer that is not trusted, the peer itself, whatever the headers say.
-    public func client(peer: PeerAddress, forwarded values: [Substring]) -> PeerAddress {
+    package func client(peer: PeerAddress, forwarded values: [Substring]) -> PeerAddress {
         guard trusts(peer) else { return peer }
         var client = peer
         var position = 1  // the peer is hop 1
@@ -101,7 +101,7 @@ public struct TrustedProxies: Sendable, Equatable {
 
 /// `server.proxyProtocol`: whether connections from trusted proxies start with a PROXY protocol header (haproxy's
 /// `send-proxy` / `send-proxy-v2`, AWS NLB, GCP's TCP proxy load balancer), which names the client's address.
-public enum ProxyProtocolVersion: String, Sendable, Equatable {
+package enum ProxyProtocolVersion: String, Sendable, Equatable {
     /// The text form: `PROXY TCP4 192.0.2.1 198.51.100.2 4711 443\r\n`.
     case v1
     /// The binary form, with a 12-byte signature.

@@ -6,17 +6,17 @@
 /// ```yaml
 /// distinctContexts: { perCaller: 200/1h, perType: { consumer: 50/1h }, shadow: false }
 /// ```
-public struct DistinctContextLimits: Sendable, Hashable, CustomStringConvertible {
+package struct DistinctContextLimits: Sendable, Hashable, CustomStringConvertible {
     /// One cap: at most `count` contexts per fixed window of `window` (aligned to the epoch, the same at every
     /// replica).
-    public struct Cap: Sendable, Hashable, CustomStringConvertible {
+    package struct Cap: Sendable, Hashable, CustomStringConvertible {
         /// Different contexts allowed per window. At least 1.
-        public var count: Int
+        package var count: Int
         /// The window, whole seconds.
-        public var windowSeconds: Int64
+        package var windowSeconds: Int64
 
         /// A cap of `count` contexts per `windowSeconds`.
-        public init(count: Int, windowSeconds: Int64) {
+        package init(count: Int, windowSeconds: Int64) {
             precondition(count >= 1 && windowSeconds >= 1, "invalid DistinctContextLimits.Cap")
             self.count = count
             self.windowSeconds = windowSeconds
@@ -29,7 +29,7 @@ public struct DistinctContextLimits: Sendable, Hashable, CustomStringConvertible
         }
 
         /// `200/h`, as configured.
-        public var description: String {
+        package var description: String {
             switch windowSeconds {
             case 1: "\(count)/s"
             case 60: "\(count)/min"
@@ -40,14 +40,14 @@ public struct DistinctContextLimits: Sendable, Hashable, CustomStringConvertible
     }
 
     /// The cap on every context of every type together, or nil.
-    public var perCaller: Cap?
+    package var perCaller: Cap?
     /// Caps on one token type's contexts, counted apart from the others.
-    public var perType: [TokenType: Cap]
+    package var perType: [TokenType: Cap]
     /// Counted and logged, never refused: for trying a cap out.
-    public var shadow: Bool
+    package var shadow: Bool
 
     /// Limits with the given caps.
-    public init(perCaller: Cap?, perType: [TokenType: Cap] = [:], shadow: Bool = false) {
+    package init(perCaller: Cap?, perType: [TokenType: Cap] = [:], shadow: Bool = false) {
         self.perCaller = perCaller
         self.perType = perType
         self.shadow = shadow
@@ -61,7 +61,7 @@ public struct DistinctContextLimits: Sendable, Hashable, CustomStringConvertible
         return caps
     }
 
-    public var description: String {
+    package var description: String {
         var parts = perCaller.map { ["perCaller \($0)"] } ?? []
         parts += perType.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
         return parts.joined(separator: ", ") + (shadow ? " shadow" : "")

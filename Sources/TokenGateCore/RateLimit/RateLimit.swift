@@ -4,19 +4,19 @@
 /// let limit = RateLimit(count: 600, per: .seconds(60), burst: 50)
 /// let parsed = RateLimit(parsing: "600/min", burst: 50)   // the same; nil for malformed text
 /// ```
-public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
+package struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     /// Requests allowed per ``period`` in the long run. At least 1.
-    public let count: Int
+    package let count: Int
     /// The period ``count`` refers to. Positive.
-    public let period: Duration
+    package let period: Duration
     /// Requests allowed back to back after a quiet period. At least 1.
-    public let burst: Int
+    package let burst: Int
     /// A limit being tried out (`shadow: true`): what it would refuse is counted and logged, and let through.
-    public let shadow: Bool
+    package let shadow: Bool
 
     /// A limit from validated values; invalid ones are programmer errors (configuration uses
     /// ``init(parsing:burst:)``, which returns `nil` instead).
-    public init(count: Int, per period: Duration, burst: Int = 1, shadow: Bool = false) {
+    package init(count: Int, per period: Duration, burst: Int = 1, shadow: Bool = false) {
         precondition(Self.isValid(count: count, period: period, burst: burst), "invalid RateLimit")
         self.count = count
         self.period = period
@@ -25,12 +25,12 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The same limit, enforced or (`shadow`) only measured.
-    public func shadow(_ shadow: Bool) -> RateLimit { RateLimit(count: count, per: period, burst: burst, shadow: shadow) }
+    package func shadow(_ shadow: Bool) -> RateLimit { RateLimit(count: count, per: period, burst: burst, shadow: shadow) }
 
     /// Parses `N/s`, `N/sec`, `N/min`, `N/h` or `N/hour` (N a positive decimal integer, no spaces or signs), as
     /// written in `config.yaml`'s `rate:`; `burst` comes from its own key. Returns `nil` for anything else,
     /// including a burst below 1 or a rate above one request per nanosecond.
-    public init?(parsing text: String, burst: Int = 1) {
+    package init?(parsing text: String, burst: Int = 1) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 18,
             parts[0].utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
@@ -48,7 +48,7 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `600/min burst 50`, or `600/60s burst 50` for a period without a short name.
-    public var description: String {
+    package var description: String {
         let unit: String
         switch period {
         case .seconds(1): unit = "s"

@@ -9,11 +9,11 @@
 /// ```
 ///
 /// Only enforced limits appear: a limit in `shadow` mode refuses nobody, so it is not advertised.
-public struct RateLimitHeaders: Sendable, Hashable {
+package struct RateLimitHeaders: Sendable, Hashable {
     /// The `RateLimit-Policy` value: every enforced provider, caller and context limit of the provider.
-    public let policy: String
+    package let policy: String
     /// The `RateLimit` value, or nil where this replica cannot know it (limits shared through Redis).
-    public let status: String?
+    package let status: String?
 
     /// The policy value for `limits` in order, or nil when none is enforced.
     static func policy(_ limits: [(name: String, limit: RateLimit?)]) -> String? {

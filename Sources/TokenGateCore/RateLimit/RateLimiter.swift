@@ -16,11 +16,11 @@ import Synchronization
 /// end (amortised O(1), no periodic full scans under the lock), and ``removeIdleBuckets()`` sweeps them all.
 /// Beyond `maxKeys` the least recently used bucket is dropped even if not idle: that key only gets a fresh burst,
 /// whereas refusing new keys would let one client with many keys lock everyone else out.
-public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
+package final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     /// The limit applied to every key.
-    public let limit: RateLimit
+    package let limit: RateLimit
     /// The most buckets kept.
-    public let maxKeys: Int
+    package let maxKeys: Int
     /// How many idle buckets one `acquire` may drop: bounds its time under the lock.
     static var idleEvictionsPerAcquire: Int { 32 }
 
@@ -30,7 +30,7 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     private let buckets: Mutex<LRUTable<Key, UInt64>>  // key → TAT, monotonic nanoseconds
 
     /// A limiter with no buckets. `maxKeys` must be at least 1.
-    public init(limit: RateLimit, maxKeys: Int = 100_000, clock: TokenGateClock = .system) {
+    package init(limit: RateLimit, maxKeys: Int = 100_000, clock: TokenGateClock = .system) {
         precondition(maxKeys > 0, "RateLimiter.maxKeys must be at least 1")
         self.limit = limit
         self.maxKeys = maxKeys
@@ -42,10 +42,10 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Takes one request's worth from `key`'s bucket, or says how long until one is available.
-    public func acquire(_ key: Key) -> RateLimitDecision { acquireMeasured(key).decision }
+    package func acquire(_ key: Key) -> RateLimitDecision { acquireMeasured(key).decision }
 
     /// ``acquire(_:)``, and what is left in `key`'s bucket afterwards (for the `RateLimit` response header).
-    public func acquireMeasured(_ key: Key) -> RateLimitQuota {
+    package func acquireMeasured(_ key: Key) -> RateLimitQuota {
         let now = clock.monotonicNanoseconds()
         return buckets.withLock { buckets in
             Self.removeOldestIdle(from: &buckets, at: now, upTo: Self.idleEvictionsPerAcquire)
@@ -75,7 +75,7 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
 
     /// Whether `key` could take a request now, without taking it: for limits that are charged only when something
     /// goes wrong (failed authentications), and looked at before the work that may go wrong.
-    public func peek(_ key: Key) -> RateLimitDecision {
+    package func peek(_ key: Key) -> RateLimitDecision {
         let now = clock.monotonicNanoseconds()
         return buckets.withLock { buckets in
             guard let slot = buckets.slot(for: key) else { return .allowed }
@@ -85,17 +85,17 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Whether `key` was charged recently: its bucket has not filled up again yet.
-    public func isCharged(_ key: Key) -> Bool {
+    package func isCharged(_ key: Key) -> Bool {
         let now = clock.monotonicNanoseconds()
         return buckets.withLock { buckets in buckets.slot(for: key).map { buckets[$0] > now } ?? false }
     }
 
     /// The number of keys with a bucket; idle ones count until they are dropped.
-    public var trackedKeyCount: Int { buckets.withLock { $0.count } }
+    package var trackedKeyCount: Int { buckets.withLock { $0.count } }
 
     /// Drops every idle bucket now, in O(tracked keys); returns how many. Optional: `acquire` drops them too.
     @discardableResult
-    public func removeIdleBuckets() -> Int {
+    package func removeIdleBuckets() -> Int {
         let now = clock.monotonicNanoseconds()
         return buckets.withLock { buckets in
             var removed = 0

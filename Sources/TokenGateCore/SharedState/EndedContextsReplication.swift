@@ -1,5 +1,5 @@
 import Logging
-public import ServiceLifecycle
+import ServiceLifecycle
 import Synchronization
 
 extension SharedState {
@@ -33,17 +33,17 @@ extension SharedState {
 /// stored) and, every `resyncInterval` and after each (re)subscription, the store's whole list, so a replica that
 /// was down or disconnected catches up: on ends it missed, and on lifts (an end held here that the store's list no
 /// longer has). Changes made here that the store could not take are published again first.
-public struct EndedContextsReplication: Service {
+package struct EndedContextsReplication: Service {
     let contexts: ContextLifecycle
     let sharedState: SharedState
 
     /// Replicates `service`'s ended contexts through `sharedState`.
-    public init(service: TokenService, sharedState: SharedState) {
+    package init(service: TokenService, sharedState: SharedState) {
         self.contexts = service.contexts
         self.sharedState = sharedState
     }
 
-    public func run() async throws {
+    package func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.watch() }
             group.addTask { await self.resyncPeriodically() }

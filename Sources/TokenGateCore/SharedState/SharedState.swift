@@ -1,5 +1,5 @@
 import JOSE
-public import Logging
+package import Logging
 import Synchronization
 
 /// The gateway's side of the store replicas share: the Redis key names, sealing, and what happens when the store
@@ -10,9 +10,9 @@ import Synchronization
 /// call after that tries the store again. Both transitions are logged once and show in
 /// `tokengate_shared_state_up`. A command the store answered with a refusal (``SharedStoreCommandRefusal``: one
 /// key of the wrong type, an ACL rule) falls back for that call alone: the store is up.
-public final class SharedState: Sendable {
+package final class SharedState: Sendable {
     /// The settings it was made with.
-    public let settings: SharedStateSettings
+    package let settings: SharedStateSettings
     let store: any SharedStore
     let metrics: SharedStateMetrics
     let logger: Logger
@@ -50,7 +50,7 @@ public final class SharedState: Sendable {
     }
 
     /// Shares through `store` as `settings` say.
-    public init(settings: SharedStateSettings, store: any SharedStore, metrics: GatewayMetrics, clock: TokenGateClock = .system, logger: Logger) {
+    package init(settings: SharedStateSettings, store: any SharedStore, metrics: GatewayMetrics, clock: TokenGateClock = .system, logger: Logger) {
         self.settings = settings
         self.store = store
         self.metrics = SharedStateMetrics(factory: metrics.factory)
@@ -60,10 +60,10 @@ public final class SharedState: Sendable {
     }
 
     /// Closes the store's connections (at shutdown).
-    public func shutdown() async { await store.shutdown() }
+    package func shutdown() async { await store.shutdown() }
 
     /// Whether the last call reached the store.
-    public var isUp: Bool { health.withLock { $0.isUp } }
+    package var isUp: Bool { health.withLock { $0.isUp } }
 
     /// Runs `body` against the store unless it is marked down; nil when it is, or when `body` fails (which marks
     /// it down).

@@ -16,47 +16,47 @@ import JOSE
 ///   encryptionKey: ${TOKENGATE_SHARED_KEY} # 32 bytes, base64 (openssl rand -base64 32)
 ///   replicas: 3                            # local limits are limit ÷ replicas while Redis is down
 /// ```
-public struct SharedStateSettings: Sendable, Equatable {
+package struct SharedStateSettings: Sendable, Equatable {
     /// Where Redis (or Valkey) is and how to talk to it.
-    public var redis: RedisSettings
+    package var redis: RedisSettings
     /// The AES-256-GCM key values are sealed with in Redis: a token there is a bearer credential.
-    public var encryptionKey: [UInt8]
+    package var encryptionKey: [UInt8]
     /// How many replicas share the limits: each falls back to `limit ÷ replicas` while Redis is unreachable.
-    public var replicas: Int = 1
+    package var replicas: Int = 1
     /// Prefix of every key and channel, so several gateways (or other programs) can share one database.
-    public var keyPrefix: String = "tokengate:"
+    package var keyPrefix: String = "tokengate:"
     /// How long a replica's mint lock lives if its holder never releases it (a crash): then one waiting replica
     /// takes it over, and the others mint on their own after twice this. Longer than a backend call may take.
-    public var lockTimeout: Duration = .seconds(10)
+    package var lockTimeout: Duration = .seconds(10)
     /// How often the replicas compare their ended contexts with Redis's list, besides the pub/sub messages.
-    public var resyncInterval: Duration = .seconds(5)
+    package var resyncInterval: Duration = .seconds(5)
 
     /// `sharedState.redis`.
-    public struct RedisSettings: Sendable, Equatable {
+    package struct RedisSettings: Sendable, Equatable {
         /// `redis://[user[:password]@]host[:port][/db]` or `rediss://…` for TLS; empty with ``sentinel``.
-        public var url: String
+        package var url: String
         /// The Sentinels that name the primary, instead of one `url`.
-        public var sentinel: SentinelSettings?
+        package var sentinel: SentinelSettings?
         /// `host:port` of some nodes of a Redis Cluster (`cluster`), instead of one `url`.
-        public var cluster: [String]?
+        package var cluster: [String]?
         /// ACL user name; overrides the URL's.
-        public var username: String?
+        package var username: String?
         /// Password (`${ENV}`); overrides the URL's.
-        public var password: String?
+        package var password: String?
         /// PEM file of the CA that signed the servers' certificates (`rediss://`, or Sentinels with `tls: true`;
         /// system roots otherwise).
-        public var caFile: String?
+        package var caFile: String?
         /// The deadline of each command: a Redis slower than this is treated as down for that request.
-        public var timeout: Duration = .milliseconds(250)
+        package var timeout: Duration = .milliseconds(250)
         /// Most connections per replica that requests' commands share (one per event loop is used when this
         /// allows), not counting the subscription's.
-        public var maxConnections: Int = 16
+        package var maxConnections: Int = 16
 
         /// Settings for `url` with the defaults.
-        public init(url: String) { self.url = url }
+        package init(url: String) { self.url = url }
 
         /// The URL for logs and reports: a password in it replaced; with Sentinels, them and the primary's name.
-        public var redactedURL: String {
+        package var redactedURL: String {
             if let sentinel { return "the primary \(sentinel.primaryName) of the Sentinels \(sentinel.addresses.joined(separator: ", "))" }
             if let cluster { return "the cluster of \(cluster.joined(separator: ", "))" }
             guard var components = URLComponents(string: url) else { return "<unparsable URL>" }
@@ -66,23 +66,23 @@ public struct SharedStateSettings: Sendable, Equatable {
     }
 
     /// `sharedState.redis.sentinels` and the keys beside it.
-    public struct SentinelSettings: Sendable, Equatable {
+    package struct SentinelSettings: Sendable, Equatable {
         /// `host:port` of each Sentinel, asked in order.
-        public var addresses: [String]
+        package var addresses: [String]
         /// The name the Sentinels monitor the primary under.
-        public var primaryName: String
+        package var primaryName: String
         /// The Sentinels' own ACL user (`sentinelUsername`), if they require one.
-        public var username: String?
+        package var username: String?
         /// The Sentinels' own password (`sentinelPassword`), if they require one.
-        public var password: String?
+        package var password: String?
         /// The database number on the primary (`database`, default 0); a URL gives its own.
-        public var database: Int = 0
+        package var database: Int = 0
         /// Whether the Sentinels and the data nodes are reached over TLS (`tls: true`; `caFile` then names the CA).
-        public var tls = false
+        package var tls = false
     }
 
     /// Settings with the defaults.
-    public init(redis: RedisSettings, encryptionKey: [UInt8]) {
+    package init(redis: RedisSettings, encryptionKey: [UInt8]) {
         self.redis = redis
         self.encryptionKey = encryptionKey
     }
@@ -209,7 +209,7 @@ extension SharedStateSettings.SentinelSettings {
     }
 
     /// The host (without brackets) and port of `host:port` or `[v6]:port`, already validated.
-    public static func hostAndPort(_ text: String) -> (host: String, port: Int) {
+    package static func hostAndPort(_ text: String) -> (host: String, port: Int) {
         let colon = text.lastIndex(of: ":")!
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -226,5 +226,5 @@ extension SharedStateSettings.SentinelSettings {
     }
 
     /// The address of each Sentinel: host (without brackets) and port.
-    public var hostsAndPorts: [(host: String, port: Int)] { addresses.map(Self.hostAndPort) }
+    package var hostsAndPorts: [(host: String, port: Int)] { addresses.map(Self.hostAndPort) }
 }

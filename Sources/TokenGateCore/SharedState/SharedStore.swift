@@ -3,7 +3,7 @@
 ///
 /// Every call either answers within the store's deadline or throws; the caller (``SharedState``) turns a throw
 /// into its local fallback. Nothing read from the store is trusted: values are sealed and tokens verified again.
-public protocol SharedStore: Sendable {
+package protocol SharedStore: Sendable {
     /// The bytes at `key`, or nil when there are none.
     func value(at key: String) async throws -> [UInt8]?
     /// Stores `value` at `key` for `lifetime`, and tells every replica watching (``watch(subscribed:ended:stored:)``)
@@ -50,7 +50,7 @@ public protocol SharedStore: Sendable {
 }
 
 /// What ``SharedStore/value(at:orLock:lifetime:)`` found.
-public enum SharedValueOrLock: Sendable, Equatable {
+package enum SharedValueOrLock: Sendable, Equatable {
     /// The value: the lock was not asked for.
     case value([UInt8])
     /// No value, and the lock is taken now.
@@ -60,11 +60,11 @@ public enum SharedValueOrLock: Sendable, Equatable {
 }
 
 /// A lock and the owner that holds it.
-public struct SharedLockHold: Sendable, Hashable {
-    public var key: String
-    public var owner: String
+package struct SharedLockHold: Sendable, Hashable {
+    package var key: String
+    package var owner: String
 
-    public init(key: String, owner: String) {
+    package init(key: String, owner: String) {
         self.key = key
         self.owner = owner
     }
@@ -72,13 +72,13 @@ public struct SharedLockHold: Sendable, Hashable {
 
 extension SharedStore {
     /// Stores `value` at `key` for `lifetime`, and tells every replica watching.
-    public func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws {
+    package func setValue(_ value: [UInt8], at key: String, lifetime: Duration) async throws {
         try await setValue(value, at: key, lifetime: lifetime, releasing: nil)
     }
 
-    public var acquiresWithoutTask: Bool { false }
+    package var acquiresWithoutTask: Bool { false }
 
-    public func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
+    package func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void) {
         Task { completion(await Result { try await acquire(buckets) }) }
     }
 }
@@ -95,16 +95,16 @@ extension Result where Failure == any Error {
 }
 
 /// One rate-limit bucket in the shared store: its key and the GCRA parameters, in microseconds.
-public struct SharedRateBucket: Sendable, Hashable {
+package struct SharedRateBucket: Sendable, Hashable {
     /// The store key.
-    public var key: String
+    package var key: String
     /// Time between two requests at the sustained rate.
-    public var emissionIntervalMicroseconds: Int64
+    package var emissionIntervalMicroseconds: Int64
     /// How far ahead of now the bucket may run: `(burst - 1)` intervals.
-    public var toleranceMicroseconds: Int64
+    package var toleranceMicroseconds: Int64
 
     /// A bucket for `limit` at `key`.
-    public init(key: String, limit: RateLimit) {
+    package init(key: String, limit: RateLimit) {
         self.key = key
         emissionIntervalMicroseconds = max(1, Int64(clamping: limit.emissionInterval / 1_000))
         toleranceMicroseconds = emissionIntervalMicroseconds * Int64(limit.burst - 1)
@@ -112,16 +112,16 @@ public struct SharedRateBucket: Sendable, Hashable {
 }
 
 /// One capped set of distinct members in the shared store (a caller's contexts in one window).
-public struct SharedDistinctSet: Sendable, Hashable {
+package struct SharedDistinctSet: Sendable, Hashable {
     /// The store key.
-    public var key: String
+    package var key: String
     /// The most members it may hold.
-    public var capacity: Int
+    package var capacity: Int
     /// How long it lives after its last new member: at least the rest of its window.
-    public var lifetime: Duration
+    package var lifetime: Duration
 
     /// A set at `key` of at most `capacity` members, kept for `lifetime`.
-    public init(key: String, capacity: Int, lifetime: Duration) {
+    package init(key: String, capacity: Int, lifetime: Duration) {
         self.key = key
         self.capacity = capacity
         self.lifetime = lifetime
@@ -129,7 +129,7 @@ public struct SharedDistinctSet: Sendable, Hashable {
 }
 
 /// What a shared rate-limit check decided.
-public enum SharedRateOutcome: Sendable, Equatable {
+package enum SharedRateOutcome: Sendable, Equatable {
     /// Every bucket took the request.
     case allowed
     /// The bucket at this index (of those passed) refused; a request may pass after `retryAfter`.
@@ -137,26 +137,26 @@ public enum SharedRateOutcome: Sendable, Equatable {
 }
 
 /// A context ended, or lifted, by an operator at one replica, as the replicas tell each other.
-public struct EndedContextChange: Sendable, Hashable {
+package struct EndedContextChange: Sendable, Hashable {
     /// The ended entity.
-    public var key: EndedContexts.Key
+    package var key: EndedContexts.Key
     /// Until when it is refused (epoch seconds), or nil when it was lifted.
-    public var until: Int64?
+    package var until: Int64?
 
     /// A change of `key`.
-    public init(key: EndedContexts.Key, until: Int64?) {
+    package init(key: EndedContexts.Key, until: Int64?) {
         self.key = key
         self.until = until
     }
 
     /// The name of its entry in the store's list: `provider kind id`.
-    public var field: String { "\(key.provider) \(key.kind.rawValue) \(key.id)" }
+    package var field: String { "\(key.provider) \(key.kind.rawValue) \(key.id)" }
 
     /// The message form: `end provider kind id until` or `lift provider kind id`.
-    public var message: String { until.map { "end \(field) \($0)" } ?? "lift \(field)" }
+    package var message: String { until.map { "end \(field) \($0)" } ?? "lift \(field)" }
 
     /// A change read back from its message; nil for anything malformed (the store is not trusted).
-    public init?(message: String) {
+    package init?(message: String) {
         let words = message.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         switch words.first {
         case "end" where words.count == 5:
@@ -170,7 +170,7 @@ public struct EndedContextChange: Sendable, Hashable {
     }
 
     /// A change from a list entry: its field and the time stored under it.
-    public init?(field: String, until: Int64) {
+    package init?(field: String, until: Int64) {
         self.init(field: field.split(separator: " ", omittingEmptySubsequences: false).map(String.init), until: until)
     }
 
@@ -185,12 +185,12 @@ public struct EndedContextChange: Sendable, Hashable {
 /// The store answered and refused one command (a key of the wrong type, an ACL rule, out of memory for a write):
 /// the store itself is up, and only this call falls back to local. What a store throws for anything else (no
 /// connection, a deadline, a failover in progress) marks it down.
-public struct SharedStoreCommandRefusal: Error, Sendable, CustomStringConvertible {
+package struct SharedStoreCommandRefusal: Error, Sendable, CustomStringConvertible {
     /// The store's error code (`WRONGTYPE`, `NOPERM`, `OOM`), never the command's arguments.
-    public let code: String
+    package let code: String
 
     /// A refusal with the store's error code.
-    public init(code: String) { self.code = code }
+    package init(code: String) { self.code = code }
 
-    public var description: String { "the store refused the command: \(code)" }
+    package var description: String { "the store refused the command: \(code)" }
 }

@@ -38,7 +38,7 @@ public enum FleetEngineToken {
 
     /// Checks that verified `claims` carry exactly the `authorization` claim for `context` and a consistent
     /// issuer, so a token for another trip, an unasked-for wildcard or a token of another type is never handed out.
-    public static func checkScope(of claims: JSONObject, for context: TokenContext) throws(TokenRejection) {
+    package static func checkScope(of claims: JSONObject, for context: TokenContext) throws(TokenRejection) {
         guard case .string(let issuer)? = claims["iss"], case .string(let subject)? = claims["sub"], issuer == subject
         else {
             throw TokenRejection(.wrongIssuer, "iss and sub must both name the signing service account")

@@ -1,10 +1,10 @@
-public import JOSE
+package import JOSE
 
 /// Reads the context a token claims to be for, from its `authorization` claim.
-public enum TokenScope {
+package enum TokenScope {
     /// The context named by `claims["authorization"]`, if it is exactly one known shape. A `*` is accepted only
     /// where a type's claim has one (the whole-fleet types, a trusted driver's `taskid`).
-    public static func context(of claims: JSONObject) throws(TokenRejection) -> TokenContext {
+    package static func context(of claims: JSONObject) throws(TokenRejection) -> TokenContext {
         guard case .object(let authorization)? = claims["authorization"] else {
             throw TokenRejection(.wrongContext, "the token has no authorization claim object")
         }
@@ -57,7 +57,7 @@ public enum TokenScope {
     }
 
     /// The context an unverified compact token claims; for display and for choosing what to check against.
-    public static func context(ofUnverified compact: String) throws(TokenRejection) -> TokenContext {
+    package static func context(ofUnverified compact: String) throws(TokenRejection) -> TokenContext {
         guard let claims = JWTVerifier.decodeUnverified(compact).claims else {
             throw TokenRejection(TokenRejection.Reason("malformed"), "the token's payload is not a JSON object")
         }

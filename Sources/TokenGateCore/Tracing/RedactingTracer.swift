@@ -1,4 +1,4 @@
-public import Tracing
+package import Tracing
 
 /// A tracer that passes everything to `base` except what the gateway never exports, whoever records it
 /// (Hummingbird's server spans, AsyncHTTPClient's client spans, the gateway's own):
@@ -9,14 +9,14 @@ public import Tracing
 /// - Errors' text: a recorded error becomes its code and the fixed sentence callers get (``TokenGateError``), or
 ///   its type's name (any other). A reason may quote a backend's answer or name another tenant's client; it
 ///   stays in the log.
-public struct RedactingTracer: Tracer {
-    public typealias Span = RedactedSpan
+package struct RedactingTracer: Tracer {
+    package typealias Span = RedactedSpan
     let base: any Tracer
 
     /// Wraps `base`.
-    public init(_ base: any Tracer) { self.base = base }
+    package init(_ base: any Tracer) { self.base = base }
 
-    public func startSpan<Instant: TracerInstant>(
+    package func startSpan<Instant: TracerInstant>(
         _ operationName: String, context: @autoclosure () -> InstrumentationContext, ofKind kind: SpanKind,
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> RedactedSpan {
@@ -32,14 +32,14 @@ public struct RedactingTracer: Tracer {
     }
 
     @available(*, deprecated)
-    public func forceFlush() { base.forceFlush() }
+    package func forceFlush() { base.forceFlush() }
 
-    public func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout InstrumentationContext, using extractor: Extract)
+    package func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout InstrumentationContext, using extractor: Extract)
     where Extract.Carrier == Carrier {
         base.extract(carrier, into: &context, using: extractor)
     }
 
-    public func inject<Carrier, Inject: Injector>(_ context: InstrumentationContext, into carrier: inout Carrier, using injector: Inject)
+    package func inject<Carrier, Inject: Injector>(_ context: InstrumentationContext, into carrier: inout Carrier, using injector: Inject)
     where Inject.Carrier == Carrier {
         base.inject(context, into: &carrier, using: injector)
     }
@@ -63,33 +63,33 @@ public struct RedactingTracer: Tracer {
 }
 
 /// A span of ``RedactingTracer``: its attributes and errors are redacted as they are recorded.
-public struct RedactedSpan: Tracing.Span {
+package struct RedactedSpan: Tracing.Span {
     let base: any Tracing.Span
 
     init(_ base: any Tracing.Span) { self.base = base }
 
-    public var context: InstrumentationContext { base.context }
-    public var operationName: String {
+    package var context: InstrumentationContext { base.context }
+    package var operationName: String {
         get { base.operationName }
         nonmutating set { base.operationName = newValue }
     }
-    public var attributes: SpanAttributes {
+    package var attributes: SpanAttributes {
         get { base.attributes }
         // A span not sampled keeps nothing: nothing to redact.
         nonmutating set { if base.isRecording { base.attributes = RedactingTracer.redacted(newValue) } }
     }
-    public var isRecording: Bool { base.isRecording }
-    public func setStatus(_ status: SpanStatus) { base.setStatus(status) }
-    public func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
+    package var isRecording: Bool { base.isRecording }
+    package func setStatus(_ status: SpanStatus) { base.setStatus(status) }
+    package func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
         base.recordError(RedactingTracer.redacted(error), attributes: RedactingTracer.redacted(attributes), at: instant())
     }
-    public func addEvent(_ event: SpanEvent) {
+    package func addEvent(_ event: SpanEvent) {
         var event = event
         event.attributes = RedactingTracer.redacted(event.attributes)
         base.addEvent(event)
     }
-    public func addLink(_ link: SpanLink) { base.addLink(link) }
-    public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { base.end(at: instant()) }
+    package func addLink(_ link: SpanLink) { base.addLink(link) }
+    package func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) { base.end(at: instant()) }
 }
 
 /// An error other than the gateway's own, as exported: its type's name alone.

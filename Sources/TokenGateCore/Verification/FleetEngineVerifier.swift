@@ -1,4 +1,4 @@
-public import JOSE
+package import JOSE
 
 /// Verifies a token exactly as the gateway does before it hands it to a client.
 ///
@@ -6,18 +6,18 @@ public import JOSE
 /// the `iss` account), `aud`, `exp`
 /// required, `iat` not ahead, lifetime at most one hour, `iss` bound to the key's service account, the
 /// `authorization` claim exactly the one for the requested context, and at least `minRemaining` seconds left.
-public struct FleetEngineVerifier: Sendable {
+package struct FleetEngineVerifier: Sendable {
     /// The keys of the provider whose tokens this verifies.
-    public var keys: VerificationKeys
+    package var keys: VerificationKeys
     /// The expected `aud`.
-    public var audience: String
+    package var audience: String
     /// Clock skew tolerated on `exp`, `nbf` and `iat`, seconds.
-    public var leeway: Int64
+    package var leeway: Int64
     /// The least life a token must have left to be handed out, seconds.
-    public var minRemaining: Int64
+    package var minRemaining: Int64
 
     /// Creates a verifier.
-    public init(keys: VerificationKeys, audience: String, leeway: Int64 = 60, minRemaining: Int64 = 0) {
+    package init(keys: VerificationKeys, audience: String, leeway: Int64 = 60, minRemaining: Int64 = 0) {
         self.keys = keys
         self.audience = audience
         self.leeway = leeway
@@ -25,7 +25,7 @@ public struct FleetEngineVerifier: Sendable {
     }
 
     /// The JOSE policy every Fleet Engine token meets.
-    public var policy: ValidationPolicy {
+    package var policy: ValidationPolicy {
         var policy = ValidationPolicy()
         policy.allowedAlgorithms = [.rs256]
         policy.requireKeyID = true
@@ -42,7 +42,7 @@ public struct FleetEngineVerifier: Sendable {
     /// none) is verified against the keys bound to the service account its `iss` names, and only those: with
     /// none, it is `wrong_issuer`, never tried against another account's key. Its `verified.key.keyID` says which
     /// key it was.
-    public func verify(_ token: String, for context: TokenContext, now: Int64) throws(TokenRejection) -> VerifiedJWT {
+    package func verify(_ token: String, for context: TokenContext, now: Int64) throws(TokenRejection) -> VerifiedJWT {
         let verified = try Self.namesNoKey(token) ? verifyWithIssuersKeys(token, now: now) : verifyWithNamedKey(token, now: now)
         // Fail closed: a key bound to no service account proves nothing about who issued the token.
         guard let keyID = verified.keyID ?? verified.key.keyID, let issuer = keys.issuers[keyID] else {

@@ -108,6 +108,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The one policy for requests to other servers (Google, upstream token servers, JWKS URLs, authorizers):
+        // the head and the body each within a deadline, the body capped, no redirect used.
+        .target(
+            name: "OutboundHTTP",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // Google's Application Default Credentials: service-account, user, workload-identity-federation and
         // impersonation files, and the metadata server; OAuth access tokens cached and refreshed ahead. Knows
         // nothing of Fleet Engine.
@@ -115,6 +127,7 @@ let package = Package(
             name: "GoogleAuth",
             dependencies: [
                 "JOSE",
+                "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -133,7 +146,7 @@ let package = Package(
         .target(
             name: "UpstreamHTTPProvider",
             dependencies: [
-                "TokenGateCore", "JOSE",
+                "TokenGateCore", "JOSE", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -170,7 +183,7 @@ let package = Package(
         .target(
             name: "TokenGateHTTP",
             dependencies: [
-                "TokenGateCore", "JOSE",
+                "TokenGateCore", "JOSE", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

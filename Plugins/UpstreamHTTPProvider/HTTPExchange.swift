@@ -1,12 +1,11 @@
 import AsyncHTTPClient
-import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 import TokenGateCore
 
-/// One HTTP request and the classification of what came back, shared by token calls and JWKS fetches.
-///
-/// `execute(_:deadline:)` bounds the wait for the response head only; the body is read under a separate deadline
-/// here, so an upstream that trickles bytes cannot hold a request past its total timeout.
+/// One HTTP request to the upstream and the classification of what came back, shared by token calls and JWKS
+/// fetches. The attempt itself follows the gateway's one outbound policy (``OutboundExchange``: the head within the
+/// connect deadline, the body within the total one, capped, no redirect used).
 enum HTTPExchange {
     /// What one attempt produced.
     enum Outcome: Sendable {
@@ -28,23 +27,32 @@ enum HTTPExchange {
         maxBodyBytes: Int,
         what: String
     ) async -> Outcome {
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(request, deadline: nioDeadline(headDeadline))
-        } catch {
-            if isTimeout(error) || ContinuousClock.now >= headDeadline {
-                return .final(TokenGateError(.backendTimeout, "\(what) did not answer in time"))
-            }
-            return .retryable(TokenGateError(.backendUnavailable, "\(what) could not be reached (\(describe(error)))"), retryAfter: nil)
-        }
-        // A client left to follow redirects would have done so already; an answer from another URL is not used.
-        guard response.history.count <= 1 else {
+        let sent = await OutboundExchange.send(
+            request, on: client, headDeadline: headDeadline, deadline: deadline, maxBodyBytes: maxBodyBytes,
+            readsBody: { (200..<300).contains($0) })
+        let response: OutboundExchange.Response
+        switch sent {
+        case .success(let answer):
+            response = answer
+        case .failure(.timedOut):
+            return .final(TokenGateError(.backendTimeout, "\(what) did not answer in time"))
+        case .failure(.unreachable(let reason)):
+            // A refused connection is retried by the client until the connect deadline: by then it is a timeout.
+            if ContinuousClock.now >= headDeadline { return .final(TokenGateError(.backendTimeout, "\(what) did not answer in time")) }
+            return .retryable(TokenGateError(.backendUnavailable, "\(what) could not be reached (\(reason))"), retryAfter: nil)
+        case .failure(.redirected):
             return .final(TokenGateError(.backendError, "\(what) redirected and the client followed; redirects are never used"))
+        case .failure(.bodyTimedOut):
+            return .final(TokenGateError(.backendTimeout, "\(what) did not send its body in time"))
+        case .failure(.bodyTooLarge(let limit)):
+            return .final(TokenGateError(.backendError, "\(what) sent a body larger than \(limit) bytes"))
+        case .failure(.bodyBroken(let reason)):
+            return .final(TokenGateError(.backendError, "\(what) sent a broken or truncated body (\(reason))"))
         }
-        let status = Int(response.status.code)
+        let status = response.status
         switch status {
         case 200..<300:
-            return await readBody(response, maxBodyBytes: maxBodyBytes, deadline: deadline, what: what)
+            return .body(response.body)
         case 300..<400:
             // Redirects are never followed: a token server that points elsewhere is misconfigured or compromised.
             return .final(TokenGateError(.backendError, "\(what) answered with redirect \(status), which is never followed"))
@@ -57,59 +65,5 @@ enum HTTPExchange {
         default:
             return .final(TokenGateError(.backendError, "\(what) answered \(status)"))
         }
-    }
-
-    private static func readBody(
-        _ response: HTTPClientResponse,
-        maxBodyBytes: Int,
-        deadline: ContinuousClock.Instant,
-        what: String
-    ) async -> Outcome {
-        do {
-            let bytes = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
-                group.addTask {
-                    let buffer = try await response.body.collect(upTo: maxBodyBytes)
-                    return Array(buffer.readableBytesView)
-                }
-                group.addTask {
-                    try await Task.sleep(until: deadline, clock: .continuous)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await group.next() ?? nil
-            }
-            guard let bytes else { return .final(TokenGateError(.backendTimeout, "\(what) did not send its body in time")) }
-            return .body(bytes)
-        } catch is NIOTooManyBytesError {
-            return .final(TokenGateError(.backendError, "\(what) sent a body larger than \(maxBodyBytes) bytes"))
-        } catch {
-            if Task.isCancelled || ContinuousClock.now >= deadline {
-                return .final(TokenGateError(.backendTimeout, "\(what) did not send its body in time"))
-            }
-            return .final(TokenGateError(.backendError, "\(what) sent a broken or truncated body (\(describe(error)))"))
-        }
-    }
-
-    static func isTimeout(_ error: any Error) -> Bool {
-        guard let error = error as? HTTPClientError else { return false }
-        return [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains(error)
-    }
-
-    /// The error's type and code, never a URL with secrets or a body.
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError { return "\(error)" }
-        if let error = error as? IOError { return "I/O error, errno \(error.errnoCode)" }
-        return String(describing: type(of: error))
-    }
-
-    static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {
-        .now() + timeAmount(instant - ContinuousClock.now)
-    }
-
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        guard duration > .zero else { return .zero }
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .hours(24) : .nanoseconds(whole + attoseconds / 1_000_000_000)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 
 /// Sends requests to Google with a deadline, a capped body and retries: a connection failure, 429 or 5xx is tried
 /// again (3 attempts in all, exponential backoff with jitter, never past the deadline); any other 4xx is final.
@@ -68,28 +69,29 @@ struct GoogleHTTP: Sendable {
         httpRequest.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers { httpRequest.headers.add(name: name, value: value) }
         if let body = request.body { httpRequest.body = .bytes(ByteBuffer(bytes: body)) }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(httpRequest, deadline: Self.nioDeadline(deadline))
-        } catch {
-            if Self.isTimeout(error) {
-                return .final(GoogleAuthError(.timeout, "\(request.what) did not answer in time"))
-            }
+        let response: OutboundExchange.Response
+        switch await OutboundExchange.send(httpRequest, on: client, headDeadline: deadline, deadline: deadline, maxBodyBytes: Self.maximumBodyBytes) {
+        case .success(let answer):
+            response = answer
+        case .failure(.timedOut):
+            return .final(GoogleAuthError(.timeout, "\(request.what) did not answer in time"))
+        case .failure(.bodyTimedOut):
+            return .final(GoogleAuthError(.timeout, "\(request.what) did not send its answer in time"))
+        case .failure(.unreachable(let reason)):
             // AsyncHTTPClient retries a refused connection itself until the deadline, then reports the last
             // connect error: that is "unreachable", whenever it comes.
-            let unreachable = GoogleAuthError(.unreachable, "\(request.what) could not be reached (\(Self.describe(error)))")
+            let unreachable = GoogleAuthError(.unreachable, "\(request.what) could not be reached (\(reason))")
             return ContinuousClock.now >= deadline ? .final(unreachable) : .retryable(unreachable, retryAfter: nil)
-        }
-        // A redirect the client followed would send credentials to a URL nobody checked: its answer is not used.
-        guard response.history.count <= 1 else {
+        case .failure(.redirected):
+            // A redirect the client followed would send credentials to a URL nobody checked: its answer is not used.
             return .final(GoogleAuthError(.malformedAnswer, "\(request.what) redirected; redirects are never followed"))
+        case .failure(.bodyTooLarge(let limit)):
+            return .final(GoogleAuthError(.malformedAnswer, "\(request.what) answered with more than \(limit) bytes"))
+        case .failure(.bodyBroken(let reason)):
+            return .final(GoogleAuthError(.unreachable, "\(request.what) sent a broken answer (\(reason))"))
         }
-        let status = Int(response.status.code)
-        let body: [UInt8]
-        switch await readBody(response, deadline: deadline) {
-        case .success(let bytes): body = bytes
-        case .failure(let error): return .final(GoogleAuthError(error.kind, "\(request.what) \(error.message)"))
-        }
+        let status = response.status
+        let body = response.body
         switch status {
         case 200..<300:
             if expectMetadataFlavor, response.headers.first(name: "Metadata-Flavor") != "Google" {
@@ -108,46 +110,5 @@ struct GoogleHTTP: Sendable {
     private func refusal(_ status: Int, _ body: [UInt8], _ request: GoogleRequest) -> GoogleAuthError {
         let detail = GoogleErrorBody.summary(body, scrubbing: request.secrets).map { ": \($0)" } ?? ""
         return GoogleAuthError(.refused(status: status), "\(request.what) answered \(status)\(detail)")
-    }
-
-    private func readBody(_ response: HTTPClientResponse, deadline: ContinuousClock.Instant) async -> Result<[UInt8], GoogleAuthError> {
-        do {
-            // execute(_:deadline:) bounds the head only: race the body against the same deadline.
-            let bytes = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
-                group.addTask { Array(try await response.body.collect(upTo: Self.maximumBodyBytes).readableBytesView) }
-                group.addTask {
-                    try await Task.sleep(until: deadline, clock: .continuous)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await group.next() ?? nil
-            }
-            guard let bytes else { return .failure(GoogleAuthError(.timeout, "did not send its answer in time")) }
-            return .success(bytes)
-        } catch is NIOTooManyBytesError {
-            return .failure(GoogleAuthError(.malformedAnswer, "answered with more than \(Self.maximumBodyBytes) bytes"))
-        } catch {
-            if ContinuousClock.now >= deadline { return .failure(GoogleAuthError(.timeout, "did not send its answer in time")) }
-            return .failure(GoogleAuthError(.unreachable, "sent a broken answer (\(Self.describe(error)))"))
-        }
-    }
-
-    static func isTimeout(_ error: any Error) -> Bool {
-        guard let error = error as? HTTPClientError else { return false }
-        return [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains(error)
-    }
-
-    /// The error's type and code, never a URL or a body.
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError { return "\(error)" }
-        if let error = error as? IOError { return "I/O error, errno \(error.errnoCode)" }
-        return String(describing: type(of: error))
-    }
-
-    static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {
-        let remaining = instant - ContinuousClock.now
-        guard remaining > .zero else { return .now() }
-        let (seconds, attoseconds) = remaining.components
-        return .now() + .nanoseconds(min(seconds, 86_400) * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -1,6 +1,6 @@
 package import AsyncHTTPClient
-import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 package import TokenGateCore
 
 /// The one way TokenGate asks a client's authorizer over the network: AsyncHTTPClient, one `GET` with
@@ -20,37 +20,24 @@ package struct HTTPAuthorizerTransport: AuthorizerTransport {
     package func send(_ request: AuthorizerRequest) async throws -> AuthorizerResponse {
         var http = HTTPClientRequest(url: request.url)
         http.headers.add(name: "Accept", value: "application/json")
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(http, timeout: Self.timeAmount(request.timeout))
-        } catch let error as HTTPClientError where error == .deadlineExceeded {
+        let deadline = ContinuousClock.now + request.timeout
+        // Only a 200's body matters; any other answer is decided by its status, and its body is left unread.
+        let sent = await OutboundExchange.send(
+            http, on: client, headDeadline: deadline, deadline: deadline, maxBodyBytes: request.maxBodyBytes, readsBody: { $0 == 200 })
+        switch sent {
+        case .success(let response):
+            return response.status == 200 ? AuthorizerResponse(status: 200, body: response.body) : AuthorizerResponse(status: response.status)
+        case .failure(.timedOut), .failure(.bodyTimedOut):
             // The same words as the authorizer's own deadline, which this one races.
             throw AuthorizerTransportFailure("no answer within \(request.timeout)")
-        } catch let error as HTTPClientError {
-            throw AuthorizerTransportFailure("the request failed (\(error))")
-        } catch is CancellationError {
-            throw AuthorizerTransportFailure("the request was cancelled")
-        } catch {
-            throw AuthorizerTransportFailure("the request failed (\(type(of: error)))")
-        }
-        guard response.history.count <= 1 else {
+        case .failure(.unreachable(let reason)):
+            throw AuthorizerTransportFailure("the request failed (\(reason))")
+        case .failure(.redirected):
             throw AuthorizerTransportFailure("the client followed a redirect; an authorizer's redirect is never used")
+        case .failure(.bodyTooLarge(let limit)):
+            throw AuthorizerTransportFailure("the answer's body is over \(limit) bytes")
+        case .failure(.bodyBroken(let reason)):
+            throw AuthorizerTransportFailure("the answer's body could not be read (\(reason))")
         }
-        let status = Int(response.status.code)
-        // Only a 200's body matters; any other answer is decided by its status, and its body is left unread.
-        guard status == 200 else { return AuthorizerResponse(status: status) }
-        do {
-            let body = try await response.body.collect(upTo: request.maxBodyBytes)
-            return AuthorizerResponse(status: status, body: Array(buffer: body))
-        } catch is NIOTooManyBytesError {
-            throw AuthorizerTransportFailure("the answer's body is over \(request.maxBodyBytes) bytes")
-        } catch {
-            throw AuthorizerTransportFailure("the answer's body could not be read (\(type(of: error)))")
-        }
-    }
-
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

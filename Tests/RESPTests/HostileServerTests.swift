@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import RESP
+import RESPTesting
 import Testing
 
 /// A fake server on 127.0.0.1 that answers every read with fixed bytes: what a compromised or confused peer could
@@ -66,8 +67,7 @@ import Testing
             let client = try RESPClient(configuration: RESPConfiguration(host: "127.0.0.1", port: port))
             try await client.withConnection { connection async throws in
                 #expect(try await connection.send(["PING"]).string == "PONG")
-                for _ in 0..<50 where connection.isActive { try await Task.sleep(for: .milliseconds(10)) }
-                #expect(!connection.isActive)
+                #expect(try await eventually(within: .seconds(5)) { !connection.isActive })
             }
             await client.shutdown()
         }

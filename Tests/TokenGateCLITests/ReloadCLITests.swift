@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import Testing
+import TokenGateTesting
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -63,10 +64,6 @@ import Testing
     }
 
     static func waitForGeneration(_ number: Int64, port: Int) async throws -> Bool {
-        for _ in 0..<400 {
-            if try await generation(port) == number { return true }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        return false
+        try await eventually { try await generation(port) == number }
     }
 }

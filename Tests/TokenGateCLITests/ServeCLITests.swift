@@ -197,7 +197,7 @@ extension CLIRunner {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await eventually(within: .seconds(10)) { !process.isRunning }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return process.terminationStatus

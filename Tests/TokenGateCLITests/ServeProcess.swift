@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenGateTesting
 
 /// `tokengate serve` running in the background of a test, its output in files of the runner's directory.
 ///
@@ -30,10 +31,7 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
     /// The admin listener's port once `serve` has printed it (bounded wait: the admin listener may start a moment
     /// after the public one); records an issue and throws if it never does.
     func listeningAdminPort(sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
-        for _ in 0..<400 {
-            if let adminPort { return adminPort }
-            try await Task.sleep(for: .milliseconds(25))
-        }
+        if try await eventually({ adminPort != nil }), let adminPort { return adminPort }
         Issue.record("tokengate serve printed no admin listener line:\n\(stderr)", sourceLocation: sourceLocation)
         throw CancellationError()
     }
@@ -93,19 +91,15 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
     }
 
     /// Waits (bounded) until standard error contains `text`.
-    func waitForStderr(containing text: String, attempts: Int = 200) async throws -> Bool {
-        for _ in 0..<attempts {
-            if stderr.contains(text) { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return stderr.contains(text)
+    func waitForStderr(containing text: String) async throws -> Bool {
+        try await eventually { stderr.contains(text) }
     }
 
     /// SIGTERM, then the exit status (SIGKILL after ten seconds).
     @discardableResult
     func stop() async throws -> Int32 {
         if process.isRunning { process.terminate() }
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await eventually(within: .seconds(10)) { !process.isRunning }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return process.terminationStatus

@@ -91,9 +91,7 @@ import TokenGateTesting
             jwksFetcher: google.fetcher
         ) { gateway in
             // Google's keys fetched once, by the refresher `serve` runs.
-            for _ in 0..<2000 where !gateway.service.generation.keySets.keySets.values.allSatisfy({ $0.current() != nil }) {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try #require(try await eventually { gateway.service.generation.keySets.keySets.values.allSatisfy { $0.current() != nil } })
             try await body(gateway, google, clock)
         }
     }

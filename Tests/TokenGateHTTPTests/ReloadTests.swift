@@ -260,8 +260,7 @@ import TokenGateTesting
         let fixture = try GatewayFixture()
         try await fixture.withGateway(watchInterval: .milliseconds(50)) { gateway in
             try fixture.rewriteConfig { $0.replacingOccurrences(of: "maxEntries: 1000", with: "maxEntries: 2000") }
-            for _ in 0..<400 where gateway.service.generation.number == 1 { try await Task.sleep(for: .milliseconds(25)) }
-            #expect(gateway.service.generation.number == 2)
+            #expect(try await eventually { gateway.service.generation.number == 2 })
             #expect(gateway.service.generation.configuration.providers[ProviderID("acme-rides")!]?.cache.maxEntries == 2000)
         }
     }

@@ -93,10 +93,7 @@ import TokenGateTesting
 
     /// The refresher fetches as the gateway starts; poll its key set with short awaits, a bounded number of times.
     static func waitUntilLoaded(_ keySet: RemoteKeySet) async throws {
-        for _ in 0..<1_000 {
-            if keySet.current() != nil { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        if try await eventually({ keySet.current() != nil }) { return }
         Issue.record("the JWKS never loaded: \(keySet.lastFailure ?? "no fetch finished")")
         throw CancellationError()
     }

@@ -12,7 +12,8 @@ import UpstreamHTTPProvider
 
     static func withFetcher(_ body: (HTTPJWKSFetcher, ScriptedUpstream) async throws -> Void) async throws {
         let server = try await ScriptedUpstream.start()
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamHTTPProviderFactory.recommendedConfiguration())
+        let client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamHTTPProviderFactory.recommendedConfiguration())
         do {
             try await body(HTTPJWKSFetcher(client: client, timeout: .milliseconds(500)), server)
         } catch {

@@ -42,11 +42,8 @@ import UpstreamHTTPProvider
 
     /// Waits (bounded) until the gateway's refresher has fetched every JWKS URL once.
     static func waitForKeys(_ gateway: RunningGateway) async throws {
-        for _ in 0..<2000 {
-            if gateway.service.generation.keySets.keySets.values.allSatisfy({ $0.current() != nil }) { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        Issue.record("the JWKS was not fetched within 10 s")
+        if try await eventually({ gateway.service.generation.keySets.keySets.values.allSatisfy { $0.current() != nil } }) { return }
+        Issue.record("the JWKS was not fetched within 30 s")
     }
 
     /// Clock skew between the gateway and the upstream that minted the token: a token whose `iat` lies up to the

@@ -144,7 +144,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "UpstreamHTTPProvider",
+            name: "UpstreamTokenServer",
             dependencies: [
                 "TokenGateCore", "JOSE", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -152,7 +152,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            path: "Plugins/UpstreamHTTPProvider",
+            path: "Plugins/UpstreamTokenServer",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -254,7 +254,7 @@ let package = Package(
             name: "tokengate",
             dependencies: [
                 "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE",
-                "StaticKeySigner", "UpstreamHTTPProvider", "FileTokenSource", "GoogleIAMSigner",
+                "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "GoogleIAMSigner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -311,9 +311,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "UpstreamHTTPProviderTests",
+            name: "UpstreamTokenServerTests",
             dependencies: [
-                "UpstreamHTTPProvider", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
+                "UpstreamTokenServer", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -53,7 +53,7 @@ let package = Package(
         ),
 
         // The real source files, through symlinks: QueryParameters lives in TokenGateHTTP and UpstreamResponseMapping
-        // in the UpstreamHTTPProvider plugin, both pure and internal, and depending on those modules would put
+        // in the UpstreamTokenServer plugin, both pure and internal, and depending on those modules would put
         // Hummingbird, NIO and AsyncHTTPClient (with BoringSSL) into every fuzz build. `-enable-testing` lets the
         // harness reach the internal types with `@testable import`.
         .target(

@@ -100,14 +100,14 @@ package final class FileTokenSource: TokenBackend, Service {
     ///
     /// Reading, parsing and verifying happen outside the lock that `issue(_:)` takes; the new table replaces the
     /// old one only if the whole file parsed. A failure keeps the old tokens, is logged once, and is returned.
-    package func reloadIfChanged() -> ReloadOutcome {
+    package func reloadIfChanged() -> TokenFileReload {
         reload(requiringStableContent: false)
     }
 
     /// As ``reloadIfChanged()``; with `requiringStableContent`, new content is loaded only once two looks in a row
     /// read the same bytes (the first returns `.changing`), so a file caught mid-write is not loaded. ``run()``
     /// works this way.
-    package func reload(requiringStableContent: Bool) -> ReloadOutcome {
+    package func reload(requiringStableContent: Bool) -> TokenFileReload {
         reloading.withLock { _ in
             let bytes: [UInt8]
             let digest: [UInt8]
@@ -135,7 +135,7 @@ package final class FileTokenSource: TokenBackend, Service {
     }
 
     /// Parses and verifies `bytes` outside the state lock, then swaps the table in whole, or keeps the old one.
-    private func load(_ bytes: [UInt8], digest: [UInt8]) -> ReloadOutcome {
+    private func load(_ bytes: [UInt8], digest: [UInt8]) -> TokenFileReload {
         let table: TokenTable
         do {
             let file = ConfigFile(path: path, environment: [:])
@@ -158,7 +158,7 @@ package final class FileTokenSource: TokenBackend, Service {
         return .reloaded(loaded: table.tokens.count, skipped: table.skipped)
     }
 
-    private func failed(_ reason: String, digest: [UInt8]? = nil) -> ReloadOutcome {
+    private func failed(_ reason: String, digest: [UInt8]? = nil) -> TokenFileReload {
         let isNew = state.withLock { state in
             defer {
                 state.lastFailure = reason

@@ -86,7 +86,7 @@ package struct GoogleIAMSigner: TokenBackend {
         }
         let now = clock.wallSeconds()
         let lifetime = request.lifetime(issuedAt: now, configured: settings.lifetimes.seconds(for: context.tokenType))
-        let claims = FleetEngineToken.claims(
+        let claims = FleetEngineClaims.claims(
             serviceAccount: account, audience: audience, context: context, issuedAt: now, lifetime: lifetime)
         let compact = try await sign(claims, as: account)
         return IssuedToken(compact: compact, keyID: nil, expiresAt: now + lifetime, issuer: account)

@@ -67,8 +67,8 @@ package struct StaticKeySigner: TokenBackend {
             throw TokenGateError(.unknownTokenType, "no signing key is configured for \(context.tokenType) tokens")
         }
         let now = clock.wallSeconds()
-        let lifetime = FleetEngineToken.lifetime(lifetimes.seconds(for: context.tokenType), issuedAt: now, notAfter: notAfter)
-        let claims = FleetEngineToken.claims(
+        let lifetime = FleetEngineClaims.lifetime(lifetimes.seconds(for: context.tokenType), issuedAt: now, notAfter: notAfter)
+        let claims = FleetEngineClaims.claims(
             serviceAccount: identity.serviceAccount,
             audience: audience,
             context: context,

@@ -50,7 +50,7 @@ public struct BackendConformance: Sendable {
         factory: any TokenBackendFactory, section: String, directory: String = FileManager.default.currentDirectoryPath,
         environment: [String: String] = [:], jwksFetcher: (any JWKSFetcher)? = nil, failingSection: String? = nil,
         invalidSection: (yaml: String, key: String)? = nil, provider: ProviderID = ProviderID("conformance-project")!,
-        audience: String = FleetEngineToken.defaultAudience, clock: TokenGateClock = .system, endWithin: Duration = .seconds(5)
+        audience: String = FleetEngineClaims.defaultAudience, clock: TokenGateClock = .system, endWithin: Duration = .seconds(5)
     ) {
         self.factory = factory
         self.section = section
@@ -99,7 +99,7 @@ public struct BackendConformance: Sendable {
         if backend.tokenTypes.isEmpty { found.append("tokenTypes is empty: the backend can issue nothing") }
         if backend.tokenTypes != backend.tokenTypes { found.append("tokenTypes changes between reads: keep it stored") }
         if let lifetimes = backend.tokenLifetimes {
-            for type in backend.tokenTypes where lifetimes.seconds(for: type) > FleetEngineToken.maxLifetime {
+            for type in backend.tokenTypes where lifetimes.seconds(for: type) > FleetEngineClaims.maxLifetime {
                 found.append("tokenLifetimes gives \(type) tokens \(lifetimes.seconds(for: type)) s, over Fleet Engine's hour")
             }
         }

@@ -11,7 +11,7 @@ package struct HTTPAuthorizerTransport: AuthorizerTransport {
     let client: HTTPClient
 
     /// A transport over `client`, which its owner shuts down. Give it a client that does not follow redirects
-    /// (as `UpstreamHTTPProviderFactory.recommendedConfiguration()`, the one `serve` shares, makes); one that does
+    /// (as `UpstreamTokenServerFactory.recommendedConfiguration()`, the one `serve` shares, makes); one that does
     /// gets its redirected answers refused.
     package init(client: HTTPClient) {
         self.client = client

@@ -18,7 +18,7 @@ package import TokenGateCore
 /// var buffer = allocator.buffer(capacity: format.byteCount(of: token, context: context, now: now))
 /// format.write(token, context: context, now: now) { buffer.writeBytes($0) }
 /// ```
-package struct TokenBodyFormat: TokenResponseFormat {
+package struct TokenBodyFormat: TokenBodyWriter {
     enum Part: Sendable {
         /// JSON text fixed for the provider.
         case fixed([UInt8])

@@ -45,7 +45,7 @@ import TokenGateTesting
         let source = try await fixture.makeSource()
         #expect(source.tokenTypes == Set(TokenType.allCases))
         #expect(source.tokenCount == contexts.count)
-        let verifier = FleetEngineVerifier(keys: try VerificationKeys(fixed: source.verificationKeys), audience: FleetEngineToken.defaultAudience)
+        let verifier = FleetEngineVerifier(keys: try VerificationKeys(fixed: source.verificationKeys), audience: FleetEngineClaims.defaultAudience)
         for context in contexts {
             let issued = try await source.issue(.with(context))
             #expect(issued.compact == tokens[context])
@@ -68,8 +68,8 @@ import TokenGateTesting
     @Test func aServiceAccountFileVerifiesItsOwnAccountsTokensOnly() async throws {
         let fixture = try Fixture()
         try fixture.write(String(decoding: try Fixture.account.json(), as: UTF8.self), to: "signer.json")
-        let foreign = FleetEngineToken.claims(
-            serviceAccount: "attacker@evil-project.iam.gserviceaccount.com", audience: FleetEngineToken.defaultAudience,
+        let foreign = FleetEngineClaims.claims(
+            serviceAccount: "attacker@evil-project.iam.gserviceaccount.com", audience: FleetEngineClaims.defaultAudience,
             context: .vehicle(.id("vehicle-7")), issuedAt: Fixture.start, lifetime: 600)
         let forged = try JWSSigner(key: Fixture.account.key).sign(claims: foreign)
         try fixture.write("consumer:\n  trip-42: \(try Fixture.token(Self.trip))\ndriver:\n  vehicle-7: \(forged)\n")
@@ -109,9 +109,9 @@ import TokenGateTesting
             case .expiredLongAgo: return try Fixture.token(trip, issuedAt: Fixture.start - 3700)
             case .expiredWithinTheVerifiersLeeway: return try Fixture.token(trip, issuedAt: Fixture.start - 3630)
             case .issuerNotBoundToTheKey:
-                let claims = FleetEngineToken.claims(
+                let claims = FleetEngineClaims.claims(
                     serviceAccount: "intruder@acme-rides.iam.gserviceaccount.com",
-                    audience: FleetEngineToken.defaultAudience,
+                    audience: FleetEngineClaims.defaultAudience,
                     context: trip,
                     issuedAt: Fixture.start,
                     lifetime: 600

@@ -33,9 +33,9 @@ struct Fixture {
         lifetime: Int64 = 3600,
         key: JWSKey = Fixture.account.key
     ) throws -> String {
-        let claims = FleetEngineToken.claims(
+        let claims = FleetEngineClaims.claims(
             serviceAccount: Fixture.account.clientEmail,
-            audience: FleetEngineToken.defaultAudience,
+            audience: FleetEngineClaims.defaultAudience,
             context: claimed ?? context,
             issuedAt: issuedAt,
             lifetime: lifetime
@@ -72,7 +72,7 @@ struct Fixture {
             BackendContext(
                 provider: ProviderID("acme-rides")!,
                 section: try self.section(section),
-                audience: FleetEngineToken.defaultAudience,
+                audience: FleetEngineClaims.defaultAudience,
                 clock: clock.gatewayClock,
                 logger: logs.logger
             )

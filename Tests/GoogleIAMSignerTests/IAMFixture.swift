@@ -122,7 +122,7 @@ struct IAMFixture {
         var policy = ValidationPolicy()
         policy.allowedAlgorithms = [.rs256]
         policy.issuer = account
-        policy.audiences = [FleetEngineToken.defaultAudience]
+        policy.audiences = [FleetEngineClaims.defaultAudience]
         let now = Int64(Date().timeIntervalSince1970)
         guard JWTVerifier.decodeUnverified(token).header?["kid"] == nil else {
             policy.requireKeyID = true

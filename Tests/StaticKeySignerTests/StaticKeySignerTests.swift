@@ -67,7 +67,7 @@ import TokenGateTesting
         #expect(issued.expiresAt == Self.now + 1800)
         let verifier = FleetEngineVerifier(
             keys: try provider.verificationKeys(),
-            audience: FleetEngineToken.defaultAudience,
+            audience: FleetEngineClaims.defaultAudience,
             minRemaining: 300
         )
         let verified = try verifier.verify(issued.compact, for: trip, now: Self.now)
@@ -132,7 +132,7 @@ import TokenGateTesting
         let provider = try #require(loaded.providers.values.first)
         let backend = provider.backend
         let keys = try provider.verificationKeys()
-        let verifier = FleetEngineVerifier(keys: keys, audience: FleetEngineToken.defaultAudience)
+        let verifier = FleetEngineVerifier(keys: keys, audience: FleetEngineClaims.defaultAudience)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<16 {
                 group.addTask {

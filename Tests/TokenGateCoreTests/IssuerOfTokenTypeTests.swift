@@ -38,8 +38,8 @@ import TokenGateTesting
             }
 
             func issue(_ request: TokenRequest) async throws -> IssuedToken {
-                let claims = FleetEngineToken.claims(
-                    serviceAccount: IssuerOfTokenTypeTests.driver, audience: FleetEngineToken.defaultAudience, context: request.context,
+                let claims = FleetEngineClaims.claims(
+                    serviceAccount: IssuerOfTokenTypeTests.driver, audience: FleetEngineClaims.defaultAudience, context: request.context,
                     issuedAt: clock.wallSeconds(), lifetime: 3600)
                 return IssuedToken(
                     compact: try JWSSigner(key: IssuerOfTokenTypeTests.driverKey).sign(claims: claims), keyID: "driver-key", expiresAt: nil,

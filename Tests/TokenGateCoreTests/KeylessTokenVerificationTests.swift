@@ -17,14 +17,14 @@ import TokenGateCore
         let keys = (Self.consumerKeys + [Self.driverKey]).map { $0.publicKey() }
         let issuers = ["consumer-old": Self.consumer, "consumer-new": Self.consumer, "driver-1": Self.driver]
         return FleetEngineVerifier(
-            keys: VerificationKeys(keySet: try! JWKSet(keys: keys), issuers: issuers), audience: FleetEngineToken.defaultAudience)
+            keys: VerificationKeys(keySet: try! JWKSet(keys: keys), issuers: issuers), audience: FleetEngineClaims.defaultAudience)
     }()
 
     /// A token for trip-1 claiming `account`, signed without a kid by `key`'s private half.
     static func keyless(as account: String, signedBy key: JWSKey, lifetime: Int64 = 3600) throws -> String {
         let unnamed = try JWSKey.pem(try key.privateKeyPEM(), algorithm: .rs256, keyID: nil)
-        var claims = FleetEngineToken.claims(
-            serviceAccount: account, audience: FleetEngineToken.defaultAudience, context: trip, issuedAt: now, lifetime: 3600)
+        var claims = FleetEngineClaims.claims(
+            serviceAccount: account, audience: FleetEngineClaims.defaultAudience, context: trip, issuedAt: now, lifetime: 3600)
         claims["exp"] = .integer(now + lifetime)
         let token = try JWSSigner(key: unnamed).sign(claims: claims)
         #expect(JWTVerifier.decodeUnverified(token).header?["kid"] == nil)
@@ -65,8 +65,8 @@ import TokenGateCore
         #expect(rejection("\(header).\(payload).") != nil)
         // A named kid still picks exactly that key, whoever the token claims.
         let named = try JWSSigner(key: Self.driverKey).sign(
-            claims: FleetEngineToken.claims(
-                serviceAccount: Self.consumer, audience: FleetEngineToken.defaultAudience, context: Self.trip, issuedAt: Self.now,
+            claims: FleetEngineClaims.claims(
+                serviceAccount: Self.consumer, audience: FleetEngineClaims.defaultAudience, context: Self.trip, issuedAt: Self.now,
                 lifetime: 3600))
         #expect(rejection(named) == "wrong_issuer")
     }

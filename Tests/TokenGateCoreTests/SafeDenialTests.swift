@@ -125,7 +125,7 @@ import TokenGateTesting
 }
 
 /// A body that is just the token.
-struct TokenOnlyFormat: TokenResponseFormat {
+struct TokenOnlyFormat: TokenBodyWriter {
     func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int { token.compact.utf8.count }
     func write(_ token: DeliveredToken, context: TokenContext, now: Int64, to sink: (UnsafeRawBufferPointer) -> Void) {
         var compact = token.compact

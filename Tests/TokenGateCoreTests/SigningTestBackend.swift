@@ -25,8 +25,8 @@ struct SigningTestFactory: TokenBackendFactory {
             if case .trip(let id) = request.context, failing.contains(id.rawValue) {
                 throw TokenGateError(.backendUnavailable, "connection refused by token-server.internal:8443")
             }
-            let claims = FleetEngineToken.claims(
-                serviceAccount: SigningTestFactory.account, audience: FleetEngineToken.defaultAudience, context: request.context,
+            let claims = FleetEngineClaims.claims(
+                serviceAccount: SigningTestFactory.account, audience: FleetEngineClaims.defaultAudience, context: request.context,
                 issuedAt: clock.wallSeconds(), lifetime: 3600)
             return IssuedToken(compact: try JWSSigner(key: SigningTestFactory.key).sign(claims: claims), keyID: "k1", expiresAt: nil)
         }

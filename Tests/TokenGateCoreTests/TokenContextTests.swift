@@ -35,9 +35,9 @@ import TokenGateCore
     }
 
     @Test func claimsAreTheExactFleetEngineShape() {
-        let claims = FleetEngineToken.claims(
+        let claims = FleetEngineClaims.claims(
             serviceAccount: "sa@p.iam.gserviceaccount.com",
-            audience: FleetEngineToken.defaultAudience,
+            audience: FleetEngineClaims.defaultAudience,
             context: .trip(ContextID("trip-1")!),
             issuedAt: 1_700_000_000,
             lifetime: 3600
@@ -58,7 +58,7 @@ import TokenGateCore
             return claims
         }
         let trip = TokenContext.trip(ContextID("trip-1")!)
-        #expect(throws: Never.self) { try FleetEngineToken.checkScope(of: claims(trip.authorizationClaim), for: trip) }
+        #expect(throws: Never.self) { try FleetEngineClaims.checkScope(of: claims(trip.authorizationClaim), for: trip) }
         let cases: [(JSONObject, TokenRejection.Reason)] = [
             (JSONObject(["tripid": .string("trip-2")]), .wrongContext),
             (JSONObject(["tripid": .string("*")]), .wildcardClaim),
@@ -67,7 +67,7 @@ import TokenGateCore
             (JSONObject(["tripid": .string("trip-1"), "taskid": .string("t")]), .wrongContext),
         ]
         for (authorization, reason) in cases {
-            #expect(throws: TokenRejection(reason, "")) { try FleetEngineToken.checkScope(of: claims(authorization), for: trip) }
+            #expect(throws: TokenRejection(reason, "")) { try FleetEngineClaims.checkScope(of: claims(authorization), for: trip) }
         }
     }
 }

@@ -217,6 +217,6 @@ import TokenGateTesting
         let published = try JWKSet(json: try await gateway.get("/v1/providers/acme-rides/jwks.json").body)
         let keys = VerificationKeys(keySet: published, issuers: [account.privateKeyID: account.clientEmail])
         let scope = try TokenScope.context(ofUnverified: token)
-        _ = try FleetEngineVerifier(keys: keys, audience: FleetEngineToken.defaultAudience).verify(token, for: scope, now: fixture.clock.now)
+        _ = try FleetEngineVerifier(keys: keys, audience: FleetEngineClaims.defaultAudience).verify(token, for: scope, now: fixture.clock.now)
     }
 }

@@ -115,7 +115,7 @@ import TokenGateTesting
                 issuers[account.privateKeyID] = account.clientEmail
             }
             let keys = VerificationKeys(keySet: try JWKSet(json: jwks.body), issuers: issuers)
-            return try FleetEngineVerifier(keys: keys, audience: FleetEngineToken.defaultAudience).verify(token, for: context, now: clock.now)
+            return try FleetEngineVerifier(keys: keys, audience: FleetEngineClaims.defaultAudience).verify(token, for: context, now: clock.now)
         }
 
         /// Whether the `openssl` command accepts the token's RS256 signature with the published key its kid names.

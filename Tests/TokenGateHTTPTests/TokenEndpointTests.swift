@@ -19,7 +19,7 @@ import TokenGateTesting
             issuers[account.privateKeyID] = account.clientEmail
         }
         let keys = VerificationKeys(keySet: try JWKSet(json: jwks.body), issuers: issuers)
-        return try FleetEngineVerifier(keys: keys, audience: FleetEngineToken.defaultAudience).verify(token, for: context, now: now)
+        return try FleetEngineVerifier(keys: keys, audience: FleetEngineClaims.defaultAudience).verify(token, for: context, now: now)
     }
 
     @Test(arguments: [

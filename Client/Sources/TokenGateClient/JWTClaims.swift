@@ -6,7 +6,7 @@ enum JWTClaims {
     static func expiry(ofToken token: String) -> Date? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = base64URLDecode(parts[1]),
-            let exp = JSONValue.object(payload)?["exp"], case .number(let seconds) = exp, seconds.isFinite
+            let exp = DecodedJSON.object(payload)?["exp"], case .number(let seconds) = exp, seconds.isFinite
         else { return nil }
         return Date(timeIntervalSince1970: seconds)
     }

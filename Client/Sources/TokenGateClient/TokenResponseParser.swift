@@ -25,7 +25,7 @@ struct TokenResponseParser: Sendable {
     func parse(_ body: Data, for context: TokenContext, receivedAt now: Date) throws(TokenGateClientError)
         -> FleetEngineToken
     {
-        guard let object = JSONValue.object(body) else {
+        guard let object = DecodedJSON.object(body) else {
             throw .invalidResponse("the body is not a JSON object")
         }
         guard let token = object[format.tokenKey]?.string, !token.isEmpty else {
@@ -40,7 +40,7 @@ struct TokenResponseParser: Sendable {
             refreshAfter: refreshAfter(object, expiresAt: expiresAt, now: now))
     }
 
-    private func expiry(of object: [String: JSONValue], token: String, now: Date) throws(TokenGateClientError) -> Date {
+    private func expiry(of object: [String: DecodedJSON], token: String, now: Date) throws(TokenGateClientError) -> Date {
         if format.isTokenGate {
             if let expiresIn = object["expiresIn"]?.number { return now.addingTimeInterval(expiresIn) }
             if let expiresAt = object["expiresAt"]?.number { return Date(timeIntervalSince1970: expiresAt) }
@@ -64,7 +64,7 @@ struct TokenResponseParser: Sendable {
         }
     }
 
-    private func refreshAfter(_ object: [String: JSONValue], expiresAt: Date, now: Date) -> Date {
+    private func refreshAfter(_ object: [String: DecodedJSON], expiresAt: Date, now: Date) -> Date {
         var refreshAfter = expiresAt.addingTimeInterval(-Self.defaultRefreshLead)
         if let serverRefresh = object["refreshAfter"]?.number {
             if let serverExpiry = object["expiresAt"]?.number, serverExpiry >= serverRefresh {

@@ -1,1 +1,1 @@
-../../../Plugins/UpstreamHTTPProvider/UpstreamResponseMapping.swift
+../../../Plugins/UpstreamTokenServer/UpstreamResponseMapping.swift

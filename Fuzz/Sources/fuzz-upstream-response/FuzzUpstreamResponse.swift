@@ -4,7 +4,7 @@ import TokenGateCore
 
 @testable import LinkedUpstreamResponseMapping
 
-// LinkedUpstreamResponseMapping is the UpstreamHTTPProvider plugin's own UpstreamResponseMapping.swift (see Package.swift).
+// LinkedUpstreamResponseMapping is the UpstreamTokenServer plugin's own UpstreamResponseMapping.swift (see Package.swift).
 let file = ConfigFile(path: "/nonexistent-tokengate-fuzz/config.yaml", environment: [:])
 let now: Int64 = 1_800_000_000
 

@@ -26,7 +26,7 @@ public struct TokenRequest: Sendable, Hashable {
     /// The lifetime of a token minted at `issuedAt`: the `configured` one, cut so that `exp` is at most
     /// ``notAfter``; never below one second (the gateway refuses a bound that close before asking).
     public func lifetime(issuedAt: Int64, configured: Int64) -> Int64 {
-        FleetEngineToken.lifetime(configured, issuedAt: issuedAt, notAfter: notAfter)
+        FleetEngineClaims.lifetime(configured, issuedAt: issuedAt, notAfter: notAfter)
     }
 }
 

@@ -5,7 +5,7 @@ import YAML
 package struct ConfigurationParser: Sendable {
     /// Defaults that `defaults:` may override and each provider may override again.
     struct Defaults {
-        var audience = FleetEngineToken.defaultAudience
+        var audience = FleetEngineClaims.defaultAudience
         var leeway: Int64 = 60
         var cache = TokenCachePolicy()
         var rateLimits = RateLimitSettings()
@@ -261,7 +261,7 @@ package struct ConfigurationParser: Sendable {
         guard cache.refreshBefore > cache.minRemaining else {
             throw node.error("refreshBefore (\(cache.refreshBefore)) must be longer than minRemaining (\(cache.minRemaining))")
         }
-        guard cache.refreshBefore < .seconds(FleetEngineToken.maxLifetime) else {
+        guard cache.refreshBefore < .seconds(FleetEngineClaims.maxLifetime) else {
             throw node.error("refreshBefore must be shorter than a token's one-hour lifetime")
         }
         return cache

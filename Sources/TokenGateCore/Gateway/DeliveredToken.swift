@@ -177,7 +177,7 @@ struct TokenCacheKey: Hashable, Sendable {
 /// How a provider's token responses are written. The HTTP face decides the format (`TokenBodyFormat`); the service
 /// makes one per provider when a generation is installed, so a cache entry holds only its token and a request
 /// writes the body straight from it.
-package protocol TokenResponseFormat: Sendable {
+package protocol TokenBodyWriter: Sendable {
     /// The length in bytes of the body for `token`, issued for `context`, at `now` (epoch seconds).
     func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int
     /// Hands the body for `token`, issued for `context`, at `now` (epoch seconds) to `sink` in contiguous pieces, in
@@ -186,4 +186,4 @@ package protocol TokenResponseFormat: Sendable {
 }
 
 /// Makes the response format of a provider.
-package typealias TokenResponseFormatter = @Sendable (ProviderSettings) -> any TokenResponseFormat
+package typealias TokenBodyWriterFactory = @Sendable (ProviderSettings) -> any TokenBodyWriter

@@ -10,12 +10,12 @@
 final class ProviderPipeline: Sendable {
     let runtime: ProviderRuntime
     /// How the provider's answers are written.
-    let format: any TokenResponseFormat
+    let format: any TokenBodyWriter
     let services: GatewayServices
     /// Which providers hold each api-key digest, to tell a known caller at the wrong tenant from a stranger.
     private let apiKeyOwners: [[UInt8]: [ProviderID]]
 
-    init(_ runtime: ProviderRuntime, format: any TokenResponseFormat, services: GatewayServices, apiKeyOwners: [[UInt8]: [ProviderID]]) {
+    init(_ runtime: ProviderRuntime, format: any TokenBodyWriter, services: GatewayServices, apiKeyOwners: [[UInt8]: [ProviderID]]) {
         self.runtime = runtime
         self.format = format
         self.services = services

@@ -5,7 +5,7 @@ struct Serving: Sendable {
     let generation: GatewayGeneration
     let pipelines: [ProviderID: ProviderPipeline]
 
-    init(_ generation: GatewayGeneration, formatter: TokenResponseFormatter, services: GatewayServices) {
+    init(_ generation: GatewayGeneration, formatter: TokenBodyWriterFactory, services: GatewayServices) {
         self.generation = generation
         self.pipelines = generation.providers.mapValues { runtime in
             ProviderPipeline(runtime, format: formatter(runtime.settings), services: services, apiKeyOwners: generation.apiKeyOwners)

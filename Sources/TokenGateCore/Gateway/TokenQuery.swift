@@ -42,7 +42,7 @@ package struct TokenGrant: Sendable {
     /// How the cache produced it.
     package var outcome: TokenCacheOutcome
     /// How the provider's response body is written.
-    package var format: any TokenResponseFormat
+    package var format: any TokenBodyWriter
     /// What the answer says about the rate limits the request was charged to, if the provider has any.
     package var rateLimits: RateLimitHeaders? = nil
 

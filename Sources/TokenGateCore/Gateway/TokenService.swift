@@ -10,7 +10,7 @@ package import Tracing
 /// loop) and hands anything else on as its ``TokenAdmission``; ``token(for:)-(TokenQuery)`` does it all.
 package final class TokenService: Sendable {
     private let current: ServingSlot
-    private let formatter: TokenResponseFormatter
+    private let formatter: TokenBodyWriterFactory
     private let services: GatewayServices
     private let denials: DenialLog
     /// The gateway's time (the system's, or a test's).
@@ -30,7 +30,7 @@ package final class TokenService: Sendable {
     /// Serves `generation`; `formatter` makes each provider's response format once per generation. With a
     /// `tracer`, the full path records its steps as spans (children of the current span: the HTTP request's).
     package init(
-        generation: GatewayGeneration, formatter: @escaping TokenResponseFormatter, audit: AuditLog? = nil,
+        generation: GatewayGeneration, formatter: @escaping TokenBodyWriterFactory, audit: AuditLog? = nil,
         sharedState: SharedState? = nil, clock: TokenGateClock = .system, unknownKeyWait: Duration = defaultUnknownKeyWait,
         tracer: (any Tracer)? = nil, logger: Logger
     ) {

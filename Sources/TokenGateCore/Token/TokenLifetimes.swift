@@ -18,7 +18,7 @@ public struct TokenLifetimes: Sendable, Equatable, CustomStringConvertible {
     public static let keys: Set<String> = ["tokenLifetime", "wholeFleetTokenLifetime"]
 
     /// Seconds, for every type not named otherwise.
-    public private(set) var standard: Int64 = FleetEngineToken.maxLifetime
+    public private(set) var standard: Int64 = FleetEngineClaims.maxLifetime
     /// Seconds, for whole-fleet types not named in `tokenLifetime`.
     public private(set) var wholeFleet: Int64 = defaultWholeFleet
     /// Seconds, for the types `tokenLifetime` names.
@@ -78,7 +78,7 @@ public struct TokenLifetimes: Sendable, Equatable, CustomStringConvertible {
 
     private static func seconds(_ node: ConfigNode) throws -> Int64 {
         let seconds = ConfigDuration.seconds(try node.duration())
-        guard (60...FleetEngineToken.maxLifetime).contains(seconds) else {
+        guard (60...FleetEngineClaims.maxLifetime).contains(seconds) else {
             throw node.error("must be between 1m and 1h: Fleet Engine rejects tokens that live longer than an hour")
         }
         return seconds

@@ -31,7 +31,7 @@ package struct FleetEngineVerifier: Sendable {
         policy.requireKeyID = true
         policy.requireExpiration = true
         policy.audiences = [audience]
-        policy.maxLifetime = FleetEngineToken.maxLifetime
+        policy.maxLifetime = FleetEngineClaims.maxLifetime
         policy.leeway = leeway
         return policy
     }
@@ -51,7 +51,7 @@ package struct FleetEngineVerifier: Sendable {
         guard verified.claims["iss"] == .string(issuer) else {
             throw TokenRejection(.wrongIssuer, "iss is not the service account of key '\(keyID)'")
         }
-        try FleetEngineToken.checkScope(of: verified.claims, for: context)
+        try FleetEngineClaims.checkScope(of: verified.claims, for: context)
         guard let expiresAt = verified.expiresAt, expiresAt - now >= minRemaining else {
             throw TokenRejection(.insufficientLifetime, "less than \(minRemaining) s of life left")
         }

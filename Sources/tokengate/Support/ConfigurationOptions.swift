@@ -7,7 +7,7 @@ import Logging
 import StaticKeySigner
 import TokenGateCore
 import TokenGateHTTP
-import UpstreamHTTPProvider
+import UpstreamTokenServer
 
 /// `--config FILE`, shared by the subcommands that read `config.yaml`.
 struct ConfigurationOptions: ParsableArguments {
@@ -22,11 +22,11 @@ struct ConfigurationOptions: ParsableArguments {
     ) async throws -> Result {
         let client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: UpstreamHTTPProviderFactory.recommendedConfiguration()
+            configuration: UpstreamTokenServerFactory.recommendedConfiguration()
         )
         let assembler = GatewayAssembler(
             registry: BackendRegistry([
-                StaticKeySignerFactory(), UpstreamHTTPProviderFactory(httpClient: client), FileTokenSourceFactory(),
+                StaticKeySignerFactory(), UpstreamTokenServerFactory(httpClient: client), FileTokenSourceFactory(),
                 GoogleIAMSignerFactory(httpClient: client),
             ]),
             environment: ProcessInfo.processInfo.environment,

@@ -38,7 +38,7 @@ public struct CommandSigner: TokenBackend {
     public func issue(_ request: TokenRequest) async throws -> IssuedToken {
         let issuedAt = clock.wallSeconds()
         let lifetime = request.lifetime(issuedAt: issuedAt, configured: lifetimes.seconds(for: request.type))
-        let claims = FleetEngineToken.claims(
+        let claims = FleetEngineClaims.claims(
             serviceAccount: serviceAccount, audience: audience, context: request.context, issuedAt: issuedAt, lifetime: lifetime)
         let header: JSONObject = ["alg": "RS256", "typ": "JWT", "kid": .string(keyID)]
         let signingInput = Base64URL.encode(JSON.serialize(.object(header))) + "." + Base64URL.encode(JSON.serialize(.object(claims)))

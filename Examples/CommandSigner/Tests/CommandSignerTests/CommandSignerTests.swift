@@ -62,7 +62,7 @@ import TokenGateCore
         return try await CommandSignerFactory().makeBackend(
             BackendContext(
                 provider: ProviderID("acme-rides")!, section: try ConfigNode.parse(Array(section.utf8), file: file),
-                audience: FleetEngineToken.defaultAudience, clock: .system, logger: .init(label: "test")))
+                audience: FleetEngineClaims.defaultAudience, clock: .system, logger: .init(label: "test")))
     }
 
     static let request = TokenRequest(provider: ProviderID("acme-rides")!, context: .trip(ContextID("trip-1")!))

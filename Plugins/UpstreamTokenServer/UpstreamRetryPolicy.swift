@@ -6,7 +6,7 @@ import TokenGateCore
 /// Only connection failures, 5xx and 429 are retried; any other 4xx, a redirect or an unusable body is final.
 /// The delay before retry `n` (1-based) is `initialBackoff · 2^(n-1)`, capped at `maxBackoff`, scaled by a jitter
 /// factor in `0.5...1`, and never shorter than the upstream's `Retry-After`.
-struct RetryPolicy: Sendable, Equatable {
+struct UpstreamRetryPolicy: Sendable, Equatable {
     /// Calls in all, the first included.
     var maxAttempts = 3
     /// The delay before the first retry, before jitter.
@@ -14,9 +14,9 @@ struct RetryPolicy: Sendable, Equatable {
     /// The longest delay between two attempts, before `Retry-After`.
     var maxBackoff: Duration = .seconds(2)
 
-    static func parse(_ node: ConfigNode) throws -> RetryPolicy {
+    static func parse(_ node: ConfigNode) throws -> UpstreamRetryPolicy {
         let mapping = try node.mapping(allowedKeys: ["maxAttempts", "initialBackoff", "maxBackoff"])
-        var policy = RetryPolicy()
+        var policy = UpstreamRetryPolicy()
         if let attempts = mapping.optional("maxAttempts") { policy.maxAttempts = try attempts.int(in: 1...10) }
         if let initial = mapping.optional("initialBackoff") { policy.initialBackoff = try positive(initial) }
         if let maximum = mapping.optional("maxBackoff") {

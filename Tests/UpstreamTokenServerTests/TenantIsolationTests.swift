@@ -6,7 +6,7 @@ import NIOHTTP1
 import Testing
 import TokenGateCore
 import TokenGateTesting
-import UpstreamHTTPProvider
+import UpstreamTokenServer
 
 /// One tenant's token server hangs, then fails, then recovers, while another tenant's traffic runs on the same
 /// gateway: the other tenant's latency and error rate are measured against a baseline taken in the same run without
@@ -77,8 +77,8 @@ import UpstreamHTTPProvider
         .answer { request in
             let trip = request.uri.split(separator: "trip=").last.map(String.init) ?? ""
             guard let id = ContextID(trip) else { return .respond(status: 400) }
-            let claims = FleetEngineToken.claims(
-                serviceAccount: account, audience: FleetEngineToken.defaultAudience, context: .trip(id),
+            let claims = FleetEngineClaims.claims(
+                serviceAccount: account, audience: FleetEngineClaims.defaultAudience, context: .trip(id),
                 issuedAt: Int64(Date().timeIntervalSince1970), lifetime: 3600)
             guard let token = try? JWSSigner(key: key).sign(claims: claims) else { return .respond(status: 500) }
             return .json(#"{"token":"\#(token)"}"#)
@@ -113,7 +113,7 @@ import UpstreamHTTPProvider
         let sick = try await ScriptedUpstream.start()
         let healthy = try await ScriptedUpstream.start()
         let backendClient = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamHTTPProviderFactory.recommendedConfiguration())
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamTokenServerFactory.recommendedConfiguration())
         var poolConfiguration = HTTPClient.Configuration()
         poolConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let sickCallers = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: poolConfiguration)
@@ -133,7 +133,7 @@ import UpstreamHTTPProvider
             ]))
             \(try Self.provider("beta-cabs", healthy))
             """)
-        let registry = BackendRegistry([UpstreamHTTPProviderFactory(httpClient: backendClient)])
+        let registry = BackendRegistry([UpstreamTokenServerFactory(httpClient: backendClient)])
         do {
             // Real time, except that the test moves monotonic time on to end the circuit's open minute: the phases
             // below then hold on a loaded machine however long each takes.

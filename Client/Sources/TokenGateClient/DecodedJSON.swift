@@ -1,7 +1,7 @@
 internal import Foundation
 
 /// One JSON value of a flat object, decoded strictly: `true` is never a number and `"3600"` never a bool.
-enum JSONValue: Decodable, Sendable {
+enum DecodedJSON: Decodable, Sendable {
     case null
     case bool(Bool)
     case number(Double)
@@ -37,7 +37,7 @@ enum JSONValue: Decodable, Sendable {
     }
 
     /// Decodes a JSON object's top level, or `nil` if `data` is not one.
-    static func object(_ data: Data) -> [String: JSONValue]? {
-        try? JSONDecoder().decode([String: JSONValue].self, from: data)
+    static func object(_ data: Data) -> [String: DecodedJSON]? {
+        try? JSONDecoder().decode([String: DecodedJSON].self, from: data)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 import TokenGateCore
 import TokenGateTesting
 
-@testable import UpstreamHTTPProvider
+@testable import UpstreamTokenServer
 
 /// What the backend sends (URL templating, POST body, headers from the environment) and how it reads answers.
 @Suite struct UpstreamRequestTests {

@@ -3,7 +3,7 @@ import Logging
 import Testing
 import TokenGateCore
 
-@testable import UpstreamHTTPProvider
+@testable import UpstreamTokenServer
 
 /// Configuration mistakes fail at load, located at file:line:col and key path.
 @Suite struct UpstreamConfigTests {
@@ -62,7 +62,7 @@ import TokenGateCore
         let root = try ConfigNode.parse(Array(yaml.utf8), file: ConfigFile(path: "/etc/tokengate/config.yaml", environment: [:]))
         let section = try #require(try root.entries().first?.node)
         let clock = TokenGateClock(wallSeconds: { 0 }, monotonicNanoseconds: { 0 })
-        _ = try await UpstreamHTTPProviderFactory(httpClient: client).makeBackend(
+        _ = try await UpstreamTokenServerFactory(httpClient: client).makeBackend(
             BackendContext(provider: UpstreamFixture.provider, section: section, audience: "aud", clock: clock, logger: .init(label: "t"))
         )
     }

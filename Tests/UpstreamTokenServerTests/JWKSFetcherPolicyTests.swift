@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import Testing
 import TokenGateHTTP
-import UpstreamHTTPProvider
+import UpstreamTokenServer
 
 /// `HTTPJWKSFetcher` under the one outbound policy it shares with the upstream and Google clients, against a real
 /// misbehaving server: a fetch ends by its deadline even when the key server trickles its body, and keys from a
@@ -13,7 +13,7 @@ import UpstreamHTTPProvider
     static func withFetcher(_ body: (HTTPJWKSFetcher, ScriptedUpstream) async throws -> Void) async throws {
         let server = try await ScriptedUpstream.start()
         let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamHTTPProviderFactory.recommendedConfiguration())
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamTokenServerFactory.recommendedConfiguration())
         do {
             try await body(HTTPJWKSFetcher(client: client, timeout: .milliseconds(500)), server)
         } catch {
@@ -44,17 +44,34 @@ import UpstreamHTTPProvider
         }
     }
 
-    @Test(arguments: [
-        (ScriptedUpstream.Action.json(#"{"error":"x"}"#, status: 500), "answered HTTP 500"),
-        (.respond(status: 302, headers: [("Location", "/elsewhere")]), "answered HTTP 302"),
-        (.respond(status: 200, body: [UInt8](repeating: 0x20, count: 1 << 20)), "more than 524288 bytes"),
-    ])
-    func noKeysComeFromAnErrorARedirectOrAnOversizedBody(_ action: ScriptedUpstream.Action, _ reason: String) async throws {
+    /// What the key server does instead of sending keys, and the reason the fetch gives.
+    enum Refusal: String, CaseIterable, Sendable {
+        case serverError, redirect, oversizedBody
+
+        var action: ScriptedUpstream.Action {
+            switch self {
+            case .serverError: .json(#"{"error":"x"}"#, status: 500)
+            case .redirect: .respond(status: 302, headers: [("Location", "/elsewhere")])
+            case .oversizedBody: .respond(status: 200, body: [UInt8](repeating: 0x20, count: 1 << 20))
+            }
+        }
+
+        var reason: String {
+            switch self {
+            case .serverError: "answered HTTP 500"
+            case .redirect: "answered HTTP 302"
+            case .oversizedBody: "more than 524288 bytes"
+            }
+        }
+    }
+
+    @Test(arguments: Refusal.allCases)
+    func noKeysComeFromAnErrorARedirectOrAnOversizedBody(_ refusal: Refusal) async throws {
         try await Self.withFetcher { fetcher, server in
-            server.script("/jwks", [action])
+            server.script("/jwks", [refusal.action])
             server.script("/elsewhere", [.json(Self.jwks)])
             let error = await #expect(throws: (any Error).self) { try await fetcher.fetchJWKS(from: "\(server.baseURL)/jwks") }
-            #expect("\(error.map { "\($0)" } ?? "")".contains(reason))
+            #expect("\(error.map { "\($0)" } ?? "")".contains(refusal.reason))
             #expect(server.calls(to: "/elsewhere") == 0)
         }
     }

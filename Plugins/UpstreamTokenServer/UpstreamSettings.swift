@@ -18,7 +18,7 @@ struct UpstreamSettings: Sendable {
     var connectTimeout: Duration = .seconds(2)
     /// The limit for the whole call: every attempt, every backoff, every body byte.
     var totalTimeout: Duration = .seconds(5)
-    var retries = RetryPolicy()
+    var retries = UpstreamRetryPolicy()
     var maxBodyBytes = 65_536
     /// The keys the gateway verifies this upstream's tokens with.
     var verify: [BoundKeySource]
@@ -51,7 +51,7 @@ struct UpstreamSettings: Sendable {
         if let node = mapping.optional("headers") { settings.headers = try parseHeaders(node) }
         if let node = mapping.optional("response") { settings.response = try UpstreamResponseMapping.parse(node) }
         if let node = mapping.optional("timeouts") { try settings.parseTimeouts(node) }
-        if let node = mapping.optional("retries") { settings.retries = try RetryPolicy.parse(node) }
+        if let node = mapping.optional("retries") { settings.retries = try UpstreamRetryPolicy.parse(node) }
         if let node = mapping.optional("maxBodyBytes") { settings.maxBodyBytes = try node.int(in: 256...1_048_576) }
         return settings
     }

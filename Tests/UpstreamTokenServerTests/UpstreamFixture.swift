@@ -6,7 +6,7 @@ import Testing
 import TokenGateCore
 import TokenGateTesting
 
-@testable import UpstreamHTTPProvider
+@testable import UpstreamTokenServer
 
 /// One test's world: a scripted upstream, a client configured as the gateway configures it, a signing key the
 /// upstream's JWKS publishes, a fixed wall clock, a manual monotonic clock, recorded backoff sleeps and logs.
@@ -27,7 +27,7 @@ struct UpstreamFixture: Sendable {
     static func run(_ body: (UpstreamFixture) async throws -> Void) async throws {
         let upstream = try await ScriptedUpstream.start()
         let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamHTTPProviderFactory.recommendedConfiguration())
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamTokenServerFactory.recommendedConfiguration())
         let fixture = UpstreamFixture(
             upstream: upstream,
             client: client,
@@ -72,9 +72,9 @@ struct UpstreamFixture: Sendable {
         let section = try #require(try root.entries().first { $0.key == "backend" }?.node)
         let clock = TokenGateClock(wallSeconds: { Self.now }, monotonicNanoseconds: { [monotonic] in monotonic.withLock { $0 } })
         let timing = UpstreamTiming(sleep: { [sleeps] delay in sleeps.withLock { $0.append(delay) } }, jitter: { 1 })
-        let factory = UpstreamHTTPProviderFactory(httpClient: client ?? self.client, timing: timing)
+        let factory = UpstreamTokenServerFactory(httpClient: client ?? self.client, timing: timing)
         return try await factory.makeBackend(
-            BackendContext(provider: Self.provider, section: section, audience: FleetEngineToken.defaultAudience, clock: clock, logger: logs.logger)
+            BackendContext(provider: Self.provider, section: section, audience: FleetEngineClaims.defaultAudience, clock: clock, logger: logs.logger)
         )
     }
 
@@ -89,9 +89,9 @@ struct UpstreamFixture: Sendable {
         lifetime: Int64 = 3600,
         serviceAccount: String = serviceAccount
     ) throws -> String {
-        let claims = FleetEngineToken.claims(
+        let claims = FleetEngineClaims.claims(
             serviceAccount: serviceAccount,
-            audience: FleetEngineToken.defaultAudience,
+            audience: FleetEngineClaims.defaultAudience,
             context: context,
             issuedAt: issuedAt,
             lifetime: lifetime

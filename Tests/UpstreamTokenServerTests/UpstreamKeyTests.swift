@@ -5,7 +5,7 @@ import Testing
 import TokenGateCore
 import TokenGateTesting
 
-@testable import UpstreamHTTPProvider
+@testable import UpstreamTokenServer
 
 /// The `verify:` keys of an upstream provider, end to end: the JWKS URL is the gateway's one shared key set,
 /// fetched by its refresher, refreshed early (and rate-limited) for an unknown kid, the last good set kept when the

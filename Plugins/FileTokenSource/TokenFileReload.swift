@@ -1,7 +1,7 @@
 package import TokenGateCore
 
 /// What one look at the token file did. Every outcome but `reloaded` leaves the tokens in force unchanged.
-package enum ReloadOutcome: Sendable, Equatable, CustomStringConvertible {
+package enum TokenFileReload: Sendable, Equatable, CustomStringConvertible {
     /// The file's content is the one already loaded.
     case unchanged
     /// The content is new but differs from what the previous look saw: the file may still be being written, so it is

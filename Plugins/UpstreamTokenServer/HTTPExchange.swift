@@ -57,7 +57,7 @@ enum HTTPExchange {
             // Redirects are never followed: a token server that points elsewhere is misconfigured or compromised.
             return .final(TokenGateError(.backendError, "\(what) answered with redirect \(status), which is never followed"))
         case 429, 500..<600:
-            let retryAfter = RetryPolicy.retryAfter(response.headers.first(name: "Retry-After"))
+            let retryAfter = UpstreamRetryPolicy.retryAfter(response.headers.first(name: "Retry-After"))
             return .retryable(
                 TokenGateError(.backendUnavailable, "\(what) answered \(status)", retryAfterSeconds: retryAfter),
                 retryAfter: retryAfter

@@ -2,10 +2,10 @@ package import TokenGateCore
 
 /// A backend that fetches tokens from the provider's own token server.
 ///
-/// Built by ``UpstreamHTTPProviderFactory``. It only fetches and reads the answer: the gateway verifies every token
+/// Built by ``UpstreamTokenServerFactory``. It only fetches and reads the answer: the gateway verifies every token
 /// against the `verify:` keys and the requested context before it is cached or handed out, and refuses a token
 /// that fails (`backend_invalid_token`). The expiry the upstream states is passed on; the token's own `exp` wins.
-package struct UpstreamHTTPProvider: TokenBackend {
+package struct UpstreamTokenServer: TokenBackend {
     let provider: ProviderID
     let settings: UpstreamSettings
     let caller: UpstreamCaller

@@ -28,7 +28,7 @@ package import TokenGateCore
 /// The gateway creates the shared `HTTPClient` with ``recommendedConfiguration()``: redirects disallowed (the
 /// backend also refuses any 3xx itself) and no silent connection retries inside the client, so this backend's retry
 /// budget is the only one.
-package struct UpstreamHTTPProviderFactory: TokenBackendFactory {
+package struct UpstreamTokenServerFactory: TokenBackendFactory {
     package let type = "upstream-http"
 
     let httpClient: HTTPClient
@@ -58,7 +58,7 @@ package struct UpstreamHTTPProviderFactory: TokenBackendFactory {
 
     package func makeBackend(_ context: BackendContext) async throws -> any TokenBackend {
         let settings = try UpstreamSettings.parse(context.section)
-        return UpstreamHTTPProvider(
+        return UpstreamTokenServer(
             provider: context.provider,
             settings: settings,
             caller: UpstreamCaller(client: httpClient, settings: settings, timing: timing, metrics: context.metrics),

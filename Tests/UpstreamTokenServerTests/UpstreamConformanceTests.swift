@@ -5,7 +5,7 @@ import TokenBackendConformance
 import TokenGateCore
 import TokenGateHTTP
 import TokenGateTesting
-import UpstreamHTTPProvider
+import UpstreamTokenServer
 
 @Suite struct UpstreamConformanceTests {
     /// The upstream provider meets the backend contract against a token server that mints for whatever context it
@@ -29,7 +29,7 @@ import UpstreamHTTPProvider
             }
             let good = section(base: fixture.upstream.baseURL)
             let conformance = BackendConformance(
-                factory: UpstreamHTTPProviderFactory(httpClient: fixture.client), section: good,
+                factory: UpstreamTokenServerFactory(httpClient: fixture.client), section: good,
                 jwksFetcher: HTTPJWKSFetcher(client: fixture.client), failingSection: section(base: "http://127.0.0.1:\(refusing)"),
                 invalidSection: (yaml: good.replacingOccurrences(of: "{contextId}", with: "{taxiId}"), key: "url"),
                 clock: TokenGateClock(wallSeconds: { UpstreamFixture.now }, monotonicNanoseconds: { 0 }),

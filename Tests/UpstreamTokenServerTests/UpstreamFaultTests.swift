@@ -5,7 +5,7 @@ import Testing
 import TokenGateCore
 import TokenGateTesting
 
-@testable import UpstreamHTTPProvider
+@testable import UpstreamTokenServer
 
 /// Every way the tenant's token server can misbehave in transport or form: the right error code, no more calls than
 /// the retry budget, and a later healthy answer works. Tokens that arrive but must not be served (bad signature,

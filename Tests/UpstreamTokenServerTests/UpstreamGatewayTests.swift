@@ -4,7 +4,7 @@ import Logging
 import Testing
 import TokenGateCore
 import TokenGateTesting
-import UpstreamHTTPProvider
+import UpstreamTokenServer
 
 /// The upstream plugin behind the real gateway: cache, single flight and stale serving end to end.
 @Suite struct UpstreamGatewayTests {
@@ -36,7 +36,7 @@ import UpstreamHTTPProvider
                     allow: { consumer: any }
             """
         )
-        let registry = BackendRegistry([UpstreamHTTPProviderFactory(httpClient: fixture.client)])
+        let registry = BackendRegistry([UpstreamTokenServerFactory(httpClient: fixture.client)])
         try await RunningGateway.with(configuration: path, registry: registry, clock: clock.gatewayClock, logger: logger, body)
     }
 

@@ -1,7 +1,7 @@
 public import JOSE
 
 /// The Fleet Engine token rules that every TokenGate token obeys (reference, section 1).
-public enum FleetEngineToken {
+public enum FleetEngineClaims {
     /// Fleet Engine's audience. The trailing slash is part of the value.
     public static let defaultAudience = "https://fleetengine.googleapis.com/"
     /// Fleet Engine rejects a token whose `exp` is more than one hour past `iat`.

@@ -12,7 +12,7 @@ package final class ProviderRuntime: Sendable {
     package let settings: ProviderSettings
     /// The backend its plugin built.
     package let backend: any TokenBackend
-    let keys: ProviderKeys
+    package let keys: ProviderKeys
     /// Contains calls to the backend: a cap on calls in flight and a circuit breaker.
     let backendGuard: BackendGuard
     let authenticator: CallerAuthenticator
@@ -64,9 +64,6 @@ package final class ProviderRuntime: Sendable {
         self.fingerprints = fingerprints
     }
 
-    /// The keys that verify this provider's tokens now; throws `backend_unavailable` while it has none.
-    package func verificationKeys() throws(TokenGateError) -> VerificationKeys { try keys.current() }
-
     /// The exact check every token of this provider passes before it reaches a client.
     package func verifier() throws(TokenGateError) -> FleetEngineVerifier {
         FleetEngineVerifier(
@@ -82,9 +79,6 @@ package final class ProviderRuntime: Sendable {
     package func fetchMissingKeys() async {
         for set in keys.remoteSets where set.current() == nil { await set.refresh() }
     }
-
-    /// The number of cached tokens.
-    package var cachedTokenCount: Int { cache.count }
 }
 
 /// Digests of what each part of a provider was built from, to tell on reload which parts may be handed on.

@@ -21,7 +21,7 @@ import Synchronization
 /// let authenticator = CallerAuthenticator(provider: settings.id, clients: settings.clients, clock: .system) { url in
 ///     directory.keySet(for: url)
 /// }
-/// let caller = try authenticator.authenticate(authorization: request.headers[.authorization])
+/// let caller = try authenticator.authenticate(CallerCredential(authorization: request.headers[.authorization]))
 /// try authenticator.authorize(caller, for: .trip(tripID))
 /// ```
 package final class CallerAuthenticator: Sendable {
@@ -99,14 +99,6 @@ package final class CallerAuthenticator: Sendable {
         self.sessionClients = sessionClients
         self.clientsWithAuthorizer = Set(clients.filter { $0.authorizer != nil }.map(\.name))
         self.memo = Mutex(SessionMemo(limit: sessionMemoLimit))
-    }
-
-    /// The caller behind `authorization`, the raw `Authorization` header value (nil when absent).
-    ///
-    /// Throws `unauthenticated` for a missing or malformed header, an unknown or revoked API key, and a session
-    /// token that fails verification. The reason is for operators and never contains the credential.
-    package func authenticate(authorization: String?) throws(TokenGateError) -> AuthenticatedCaller {
-        try authenticate(CallerCredential(authorization: authorization))
     }
 
     /// The caller behind a credential already read from its header. `beforeSignatureCheck` runs only when the

@@ -1,7 +1,7 @@
 /// A value that stops being usable at a wall-clock time, such as an issued token.
 ///
 /// ```swift
-/// extension IssuedToken: Expiring {}   // `expiresAt` is the JWT's `exp`
+/// extension DeliveredToken: Expiring {}   // `expiresAt` is the verified token's `exp`
 /// ```
 package protocol Expiring: Sendable {
     /// When the value expires, in seconds since the Unix epoch.

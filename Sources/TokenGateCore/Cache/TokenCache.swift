@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// ```swift
 /// let cache = TokenCache<TokenContext, DeliveredToken>(policy: TokenCachePolicy())
-/// let (token, outcome) = try await cache.value(for: key) { try await backend.issue(request) }
+/// let (token, outcome) = try await cache.value(for: context) { try await mintAndVerify(context) }
 /// ```
 ///
 /// A hit takes the lock, looks the key up, moves it to the front of the LRU list and unlocks; it does no other work
@@ -83,14 +83,6 @@ package final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Senda
     /// The number of cached entries (fetches in flight are not counted).
     package var count: Int { state.withLock { $0.entries.count } }
 
-    /// Forgets the value for `key`. A fetch in flight for `key` still answers its waiters but is not cached.
-    package func removeValue(for key: Key) {
-        state.withLock { state in
-            state.entries.removeValue(for: key)
-            state.flights[key]?.storesResult = false
-        }
-    }
-
     /// Forgets every value whose key `matches`, and keeps fetches in flight for such keys from caching their result;
     /// returns the keys whose values were forgotten. A scan of the table: for rare operator actions, not requests.
     @discardableResult
@@ -102,14 +94,6 @@ package final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Senda
                 state.flights.values[index].storesResult = false
             }
             return doomed
-        }
-    }
-
-    /// Forgets every value. Fetches in flight still answer their waiters but are not cached.
-    package func removeAll() {
-        state.withLock { state in
-            state.entries.removeAll()
-            for index in state.flights.indices { state.flights.values[index].storesResult = false }
         }
     }
 

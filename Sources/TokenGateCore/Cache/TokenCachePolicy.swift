@@ -1,6 +1,6 @@
 /// How long cached tokens are handed out, when they are refreshed, and how many are kept.
 ///
-/// The defaults follow what the mobile SDKs expect (fleet-engine-tokens.md, section 3): a returned token has at
+/// The defaults follow what Fleet Engine's mobile SDKs expect of a token server: a returned token has at
 /// least 5 minutes left, and a token is refreshed 10 minutes before it expires. The configuration layer validates
 /// its input into this type; ``TokenCache`` treats invalid values as programmer errors.
 package struct TokenCachePolicy: Sendable, Equatable {

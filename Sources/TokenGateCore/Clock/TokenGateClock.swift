@@ -12,7 +12,7 @@
 ///
 /// ```swift
 /// let clock = TokenGateClock(wallSeconds: { 1_700_000_000 }, monotonicNanoseconds: { 0 })
-/// let cache = TokenCache<String, IssuedToken>(policy: TokenCachePolicy(), clock: clock)
+/// let context = BackendContext(provider: id, section: section, audience: FleetEngineClaims.defaultAudience, clock: clock, logger: logger)
 /// ```
 public struct TokenGateClock: Sendable {
     /// Wall-clock time in whole seconds since the Unix epoch, rounded down.

@@ -1,5 +1,5 @@
 /// How a provider's token response body is shaped, so apps that already parse an existing token server's
-/// response keep working unchanged (reference, section 3: `jwt`/`expirationTimestamp` in ms,
+/// response keep working unchanged (Google's samples' shapes: `jwt`/`expirationTimestamp` in ms,
 /// `TOKEN_EXPIRATION` in seconds, `token`/`expiresInSeconds`, …).
 package struct ResponseMapping: Sendable, Equatable {
     /// What the expiry value means.

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// ``current()`` merges them (the first source to name a `kid` wins, so a set fetched from a URL can never shadow
 /// a key pinned in a file) and keeps the merged set until a remote set changes, so a cache miss does not rebuild it.
-final class ProviderKeys: Sendable {
+package final class ProviderKeys: Sendable {
     enum Part: Sendable {
         case fixed(JWKSet, serviceAccount: String)
         case remote(RemoteKeySet, serviceAccount: String)
@@ -32,7 +32,7 @@ final class ProviderKeys: Sendable {
 
     /// The keys to verify with now. Throws `backend_unavailable` when there is no key at all yet (every URL still
     /// unfetched and nothing fixed): no token can be verified, so none is issued.
-    func current() throws(TokenGateError) -> VerificationKeys {
+    package func current() throws(TokenGateError) -> VerificationKeys {
         let snapshots = remoteSets.map { $0.snapshot() }
         let versions = snapshots.map(\.version)
         if let cached = merged.withLock({ $0 }), cached.versions == versions { return cached.keys }

@@ -1,6 +1,7 @@
 public import JOSE
 
-/// The Fleet Engine token rules that every TokenGate token obeys (reference, section 1).
+/// The Fleet Engine token rules that every TokenGate token obeys: RS256, `iss` and `sub` the signing service
+/// account, Fleet Engine's audience, at most an hour of life, and exactly one `authorization` claim for its context.
 public enum FleetEngineClaims {
     /// Fleet Engine's audience. The trailing slash is part of the value.
     public static let defaultAudience = "https://fleetengine.googleapis.com/"

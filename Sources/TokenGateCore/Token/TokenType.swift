@@ -1,7 +1,7 @@
 /// The kinds of Fleet Engine token TokenGate hands out, each scoped by its `authorization` claim.
 ///
-/// See the reference's section 2: the type decides which context a request must name and which claim the token
-/// carries. The wildcard types (`fleet-reader`, `delivery-fleet-reader`, `server`) are granted only by name
+/// The type decides which context a request must name and which claim the token carries (docs/http-api.md lists
+/// them). The wildcard types (`fleet-reader`, `delivery-fleet-reader`, `server`) are granted only by name
 /// (`whole-fleet`), and `server` only to a client marked `allowServerTokens`.
 public enum TokenType: String, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
     /// Rider app, trip sharing: `{"tripid": "<trip>"}`.

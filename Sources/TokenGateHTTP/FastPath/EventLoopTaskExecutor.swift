@@ -6,7 +6,7 @@ import NIOCore
 /// The fast path starts a miss's task with its connection's loop, and the fetch the cache starts from it too
 /// (``TokenCacheFetches/executor``): the mint's signature is made on the loop that read the request, as a TLS
 /// handshake's is by swift-nio-ssl, and the answer written from there. No job crosses to another thread and back,
-/// and no sleeping thread is woken for it (0.08 context switches per mint in the load benchmark, 2.3 on the pool).
+/// and no sleeping thread is woken for it (Benchmarks/load/README.md counts the context switches per mint, either way).
 final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop
 

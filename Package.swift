@@ -18,6 +18,7 @@ let package = Package(
         // context it gets, configuration nodes and errors), the JOSE and YAML types it names, and the contract checks
         // their tests run. Only that seam is `public`; what TokenGate's own modules share is `package`. The fuzz
         // harnesses in Fuzz/ depend on these products too, compiled as members of this package (see its manifest).
+        .library(name: "OpenSSLPrimitives", targets: ["OpenSSLPrimitives"]),
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "YAML", targets: ["YAML"]),
         .library(name: "TokenGateCore", targets: ["TokenGateCore"]),
@@ -64,17 +65,21 @@ let package = Package(
             providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
         ),
 
+        // OpenSSL's primitives that are not JOSE: digests (SHA-1 only for Redis script names), constant-time
+        // comparison, random bytes, AES-256-GCM, certificate validity, and the error queue and BIO/PEM plumbing JOSE
+        // builds on.
+        .target(name: "OpenSSLPrimitives", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // JOSE over OpenSSL EVP: keys, JWS signing and verification, JWT claim checks.
-        .target(name: "JOSE", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "JOSE", dependencies: ["COpenSSL", "OpenSSLPrimitives"], swiftSettings: swiftSettings),
         // A strict YAML reader over libyaml: nodes with line:column marks.
         .target(name: "YAML", dependencies: ["CYAML"], swiftSettings: swiftSettings),
 
         // The Redis client: RESP2/RESP3 over SwiftNIO, a bounded pool, TLS, scripts, pub/sub. The only module that
-        // speaks RESP, and it knows nothing of tokens; JOSE only for the script SHA-1 (OpenSSL does every digest).
+        // speaks RESP, and it knows nothing of tokens; OpenSSL's primitives only for the script SHA-1.
         .target(
             name: "RESP",
             dependencies: [
-                "JOSE",
+                "OpenSSLPrimitives",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -98,7 +103,7 @@ let package = Package(
         .target(
             name: "TokenGateCore",
             dependencies: [
-                "JOSE", "YAML",
+                "JOSE", "OpenSSLPrimitives", "YAML",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -171,7 +176,7 @@ let package = Package(
         .target(
             name: "FileTokenSource",
             dependencies: [
-                "TokenGateCore", "JOSE", "YAML",
+                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "YAML",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -183,7 +188,7 @@ let package = Package(
         .target(
             name: "TokenGateHTTP",
             dependencies: [
-                "TokenGateCore", "JOSE", "OutboundHTTP",
+                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -253,7 +258,7 @@ let package = Package(
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE", "OpenSSLPrimitives",
                 "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "GoogleIAMSigner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -269,7 +274,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        .testTarget(name: "JOSETests", dependencies: ["JOSE"], swiftSettings: swiftSettings),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "OpenSSLPrimitives"], swiftSettings: swiftSettings),
         // Against the Google stand-in (Tests/Peers/google), started by the tests on a loopback port.
         .testTarget(
             name: "GoogleAuthTests",
@@ -295,7 +300,7 @@ let package = Package(
         .testTarget(
             name: "TokenGateCoreTests",
             dependencies: [
-                "TokenGateCore", "JOSE", "TokenGateTesting", "YAML",
+                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "TokenGateTesting", "YAML",
                 // The spans a request makes, recorded in memory.
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
@@ -313,7 +318,7 @@ let package = Package(
         .testTarget(
             name: "UpstreamTokenServerTests",
             dependencies: [
-                "UpstreamTokenServer", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
+                "UpstreamTokenServer", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -327,6 +332,7 @@ let package = Package(
             name: "GoogleIAMSignerTests",
             dependencies: [
                 "GoogleIAMSigner", "TokenBackendConformance", "GoogleAuth", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
+                "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -344,7 +350,7 @@ let package = Package(
         .testTarget(
             name: "TokenGateHTTPTests",
             dependencies: [
-                "TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE",
+                "TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A tenant's authorizer, served for real on loopback.
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -362,17 +368,18 @@ let package = Package(
         .testTarget(
             name: "TokenGateScaleOutTests",
             dependencies: [
-                "TokenGateCore", "TokenGateTesting", "TokenGateRedis", "RESP", "JOSE",
+                "TokenGateCore", "TokenGateTesting", "TokenGateRedis", "RESP", "JOSE", "OpenSSLPrimitives",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE", "TokenGateTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TokenGateCLITests", dependencies: ["tokengate", "JOSE", "OpenSSLPrimitives", "TokenGateTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TokenGateClientIntegrationTests",
             dependencies: [
                 .product(name: "TokenGateClient", package: "Client"),
-                "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE",
+                "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE", "OpenSSLPrimitives",
             ],
             swiftSettings: swiftSettings
         ),

@@ -26,6 +26,7 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 let jose = Target.Dependency.product(name: "JOSE", package: "TokenGate")
+let primitives = Target.Dependency.product(name: "OpenSSLPrimitives", package: "TokenGate")
 let yaml = Target.Dependency.product(name: "YAML", package: "TokenGate")
 let core = Target.Dependency.product(name: "TokenGateCore", package: "TokenGate")
 
@@ -40,10 +41,11 @@ let package = Package(
         .executableTarget(name: "fuzz-jws", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
         .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
         .executableTarget(name: "fuzz-jwk", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-pem", dependencies: ["FuzzSupport", jose], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(name: "fuzz-pem", dependencies: ["FuzzSupport", jose, primitives], packageAccess: false, swiftSettings: swiftSettings),
         .executableTarget(name: "fuzz-yaml", dependencies: ["FuzzSupport", yaml], packageAccess: false, swiftSettings: swiftSettings),
         .executableTarget(name: "fuzz-config", dependencies: ["FuzzSupport", core, yaml], packageAccess: false, swiftSettings: swiftSettings),
-        .executableTarget(name: "fuzz-bearer", dependencies: ["FuzzSupport", core, jose], packageAccess: false, swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "fuzz-bearer", dependencies: ["FuzzSupport", core, jose, primitives], packageAccess: false, swiftSettings: swiftSettings),
         .executableTarget(
             name: "fuzz-query", dependencies: ["FuzzSupport", "LinkedQueryParameters", core], packageAccess: false, swiftSettings: swiftSettings),
         .executableTarget(
@@ -58,7 +60,7 @@ let package = Package(
         // harness reach the internal types with `@testable import`.
         .target(
             name: "LinkedQueryParameters",
-            dependencies: [core],
+            dependencies: [core, primitives],
             packageAccess: false, swiftSettings: swiftSettings + [.unsafeFlags(["-enable-testing"])]
         ),
         .target(

@@ -1,5 +1,6 @@
 import JOSE
 import Logging
+import OpenSSLPrimitives
 package import ServiceLifecycle
 import Synchronization
 package import TokenGateCore

@@ -1,4 +1,5 @@
 import JOSE
+import OpenSSLPrimitives
 package import TokenGateCore
 
 /// Builds `file` backends: pre-issued tokens read from a YAML or JSON file, for offline and batch setups.

@@ -1,4 +1,4 @@
-import JOSE
+import OpenSSLPrimitives
 
 extension RESPConfiguration {
     /// Parses `redis://[user[:password]@]host[:port][/db]`, or `rediss://…` for TLS with the system's trust roots.

@@ -1,5 +1,5 @@
-import JOSE
 package import NIOCore
+import OpenSSLPrimitives
 
 /// A Lua script and its SHA-1, the name under which the server caches it (`EVALSHA`).
 package struct RESPScript: Sendable, Hashable {
@@ -10,7 +10,7 @@ package struct RESPScript: Sendable, Hashable {
     /// `sha1`, as sent.
     private let sha1Buffer: ByteBuffer
 
-    /// A script for `source`; computes its SHA-1 through OpenSSL (the JOSE module's digest).
+    /// A script for `source`; computes its SHA-1 through OpenSSL.
     package init(_ source: String) throws {
         self.source = source
         let digits = Array("0123456789abcdef")

@@ -1,4 +1,4 @@
-import JOSE
+import OpenSSLPrimitives
 import TokenGateCore
 
 /// The token route's query string, parsed with the request limits applied as it goes.

@@ -4,6 +4,7 @@ import GoogleIAMSigner
 import JOSE
 import Logging
 import NIOCore
+import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateHTTP

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import JOSE
+@testable import OpenSSLPrimitives
 
 @Suite(.timeLimit(.minutes(5)))
 struct AESGCMTests {

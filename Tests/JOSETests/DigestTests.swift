@@ -1,4 +1,4 @@
-import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// Digests against the FIPS 180-2 appendix vectors, not only against themselves.

@@ -1,4 +1,5 @@
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// Key-loading rules added after the security review: RSA exponent bounds, key_ops, empty key IDs, exact kid

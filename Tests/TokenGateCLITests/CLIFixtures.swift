@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// Configuration files, keys and tokens the CLI tests feed to `tokengate`. Every key is generated here.

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// `mint` and `verify-token --type` for the catalogue beyond trips and vehicles.

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// `check-config` reports every mistake at once, warns about what works but is probably wrong, and summarises; the

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// The commands the docs give a newcomer to copy, read from the Markdown and run by `sh` as written, against a real

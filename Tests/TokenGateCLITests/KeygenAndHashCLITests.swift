@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// `keygen` and `hash-api-key`: the files and digests an operator puts in `config.yaml`.

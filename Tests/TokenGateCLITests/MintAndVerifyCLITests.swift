@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// `check-config`, `mint` and `verify-token --config --provider` on a static-key configuration, end to end.

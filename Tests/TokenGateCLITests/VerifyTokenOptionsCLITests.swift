@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 
 /// `verify-token`: `--alg` binds keys that name no algorithm, an empty token is invalid, and every verdict carries

@@ -2,6 +2,7 @@ import Foundation
 import InMemoryTracing
 import JOSE
 import Logging
+import OpenSSLPrimitives
 import Testing
 import TokenGateTesting
 import Tracing

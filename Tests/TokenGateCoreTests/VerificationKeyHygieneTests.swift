@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import Testing
 import TokenGateTesting
 

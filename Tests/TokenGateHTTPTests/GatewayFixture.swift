@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import Logging
+import OpenSSLPrimitives
 import TokenGateCore
 import TokenGateTesting
 

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import JOSE
 import Logging
+import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateHTTP

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import NIOCore
+import OpenSSLPrimitives
 import RESP
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import JOSE
 import NIOCore
 import NIOHTTP1
+import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateTesting

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import JOSE
 import Logging
+import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateTesting

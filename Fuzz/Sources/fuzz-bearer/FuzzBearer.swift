@@ -1,5 +1,6 @@
 import FuzzSupport
 import JOSE
+import OpenSSLPrimitives
 import TokenGateCore
 
 /// The `Authorization` header parser, checked against a plain reading of its grammar: `Bearer` in any case, one

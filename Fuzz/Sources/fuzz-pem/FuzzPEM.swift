@@ -1,5 +1,6 @@
 import FuzzSupport
 import JOSE
+import OpenSSLPrimitives
 
 /// Key files as `--key FILE` and the static-key backend read them: PEM (private, public, certificate), Google
 /// service-account JSON, JWK or JWKS, detected by content. Every key that loads must pass `KeyChecks`, and its

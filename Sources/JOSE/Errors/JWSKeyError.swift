@@ -1,3 +1,5 @@
+public import OpenSSLPrimitives
+
 /// A key that cannot be loaded or used. A struct over a stable reason code, equal on the reason.
 public struct JWSKeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Stable reason codes; `rawValue` is safe for logs, metrics and exit messages.

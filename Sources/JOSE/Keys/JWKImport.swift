@@ -1,3 +1,5 @@
+import OpenSSLPrimitives
+
 /// Builds EVP keys from JWK parameters with OSSL_PARAM_BLD + EVP_PKEY_fromdata.
 enum JWKImport {
     // Far above any real key; keeps a hostile JWKS from making OpenSSL chew on megabit moduli.

@@ -1,3 +1,5 @@
+import OpenSSLPrimitives
+
 extension JWSKey {
     /// The public JWK as JSON object bytes: kty, kid (if any), use "sig", alg, then n/e | crv/x/y | crv/x.
     /// Throws for HMAC keys.

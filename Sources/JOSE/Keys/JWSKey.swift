@@ -1,3 +1,5 @@
+import OpenSSLPrimitives
+
 /// One key bound to exactly one algorithm. Immutable; share freely across tasks.
 ///
 /// The binding is what makes algorithm confusion impossible: a verifier compares the token's `alg` with
@@ -125,7 +127,7 @@ public final class JWSKey: Sendable {
                 OpenSSLError.clearQueue()
                 return false
             }
-            return HMAC.isEqual(expected, signature)
+            return ConstantTime.isEqual(expected, signature)
         }
     }
 

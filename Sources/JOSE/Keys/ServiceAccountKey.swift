@@ -1,3 +1,5 @@
+import OpenSSLPrimitives
+
 /// A Google service-account JSON key file: `type` "service_account", `project_id`, `private_key_id`,
 /// `private_key` (PKCS#8 PEM, RSA ≥ 2048) and `client_email`. The key is RS256 with keyID = `private_key_id`.
 public struct ServiceAccountKey: Sendable {

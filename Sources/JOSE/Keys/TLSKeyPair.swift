@@ -1,4 +1,5 @@
 internal import COpenSSL
+public import OpenSSLPrimitives
 
 /// A server's TLS certificate chain and private key, checked with OpenSSL before a listener may use them: the
 /// first certificate must be for this private key, or every handshake would fail at run time.
@@ -26,8 +27,8 @@ public enum TLSKeyPair {
             throw JWSKeyError(.keyMismatch, "The certificate is not for this private key.")
         }
         let validity: CertificateValidity?
-        do { validity = try CertificateValidity.of(pem: certificatePEM) } catch let error as JWSKeyError { throw error } catch {
-            throw JWSKeyError(.malformedKey, "The certificate's validity cannot be read.")
+        do { validity = try CertificateValidity.of(pem: certificatePEM) } catch {
+            throw JWSKeyError(.malformedKey, error.message, openSSLError: error.openSSLError)
         }
         guard let validity else { throw JWSKeyError(.malformedKey, "No CERTIFICATE PEM block found.") }
         return validity

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 
 /// JWS carries ECDSA signatures as fixed-width R‖S (RFC 7518 section 3.4); OpenSSL speaks DER. Converts both ways.
 enum ECDSASignature {

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 
 extension EVPKey {
     /// A big-integer parameter ("n", "e", "qx", "qy") as big-endian bytes, left-padded to `length` when given.

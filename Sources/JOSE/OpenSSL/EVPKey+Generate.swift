@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 
 extension EVPKey {
     /// A fresh key: RSA 2048 (RS*/PS*), the algorithm's curve (ES*), Ed25519 (EdDSA).

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 import Synchronization
 
 extension EVPKey {

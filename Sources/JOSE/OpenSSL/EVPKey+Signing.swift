@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 
 // Cost against `openssl speed`: speed signs and verifies a precomputed digest with a context made once, while a
 // JWS operation must hash the signing input (~450 bytes for a Fleet Engine token, about a microsecond of SHA-256)

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 internal import Synchronization
 
 /// An owned `EVP_PKEY`: RSA, EC (P-256/384/521) or Ed25519.

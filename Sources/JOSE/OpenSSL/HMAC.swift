@@ -1,6 +1,7 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 
-/// HMAC through OpenSSL's EVP_MAC, and the constant-time comparison its verification needs.
+/// HMAC through OpenSSL's EVP_MAC (its verification compares with `ConstantTime`).
 enum HMAC {
     static func authenticate(
         _ message: UnsafeRawBufferPointer,
@@ -20,15 +21,5 @@ enum HMAC {
         }
         guard result != nil, length == output.count else { throw OpenSSLError.drain("EVP_Q_mac") }
         return output
-    }
-
-    /// Compares in constant time, so timing does not reveal how many leading bytes of a forged MAC were right.
-    /// Lengths are not secret; two empty strings are equal.
-    static func isEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        guard !lhs.isEmpty else { return true }
-        return lhs.withUnsafeBytes { a in
-            rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
-        }
     }
 }

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 
 /// Collects key parameters for `EVP_PKEY_fromdata` (the OpenSSL 3 way to build keys; no deprecated RSA_/EC_KEY_).
 ///

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import OpenSSLPrimitives
 
 /// One key's context for one algorithm and direction, set up once and never used directly: every operation
 /// works on a duplicate of it.

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 package import Logging
+import OpenSSLPrimitives
 
 /// The one place running objects are made: turns a configuration file into a ``GatewayGeneration``.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 package import Logging
+import OpenSSLPrimitives
 import ServiceLifecycle
 import Synchronization
 import UnixSignals

@@ -1,4 +1,5 @@
 import JOSE
+import OpenSSLPrimitives
 
 /// `sha256:` and the lower-case hex SHA-256 of a compact token's bytes: names a token in the audit log and in
 /// `tokengate verify-token` without being the token, so a token seen in the field can be matched to its audit line.

@@ -1,4 +1,5 @@
 import JOSE
+import OpenSSLPrimitives
 import Synchronization
 
 /// One provider's callers: turns an `Authorization` header into an ``AuthenticatedCaller`` and decides what that

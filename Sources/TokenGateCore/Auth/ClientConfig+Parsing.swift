@@ -1,4 +1,5 @@
 import JOSE
+import OpenSSLPrimitives
 import YAML
 
 extension ClientConfig {

@@ -1,4 +1,5 @@
 import JOSE
+import OpenSSLPrimitives
 
 /// `server.tls`: the public listener speaks HTTPS with this certificate chain and key.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 
 extension BoundKeySource {
     /// Parses the `verify:` list of a backend that does not sign its own tokens: where the public keys come from,

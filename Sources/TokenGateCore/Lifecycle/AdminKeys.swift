@@ -1,4 +1,5 @@
 import JOSE
+import OpenSSLPrimitives
 
 /// An operator's key for the admin API (`adminKeys:`, global or per provider); the configuration holds only its
 /// SHA-256 digest, as for clients' API keys.

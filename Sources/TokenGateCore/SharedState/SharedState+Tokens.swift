@@ -1,5 +1,6 @@
 import JOSE
 import Logging
+import OpenSSLPrimitives
 import Synchronization
 
 extension SharedState {

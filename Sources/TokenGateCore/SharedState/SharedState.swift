@@ -1,5 +1,6 @@
 import JOSE
 package import Logging
+import OpenSSLPrimitives
 import Synchronization
 
 /// The gateway's side of the store replicas share: the Redis key names, sealing, and what happens when the store

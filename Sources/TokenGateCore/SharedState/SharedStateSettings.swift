@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 
 /// `sharedState:`: the store several replicas share their tokens, mint locks, rate limits and ended contexts in.
 /// Without it, each process keeps all of that in memory, as a single gateway does.

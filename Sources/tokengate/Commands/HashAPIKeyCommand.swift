@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import TokenGateCore
 
 /// `tokengate hash-api-key`: the `keySha256` value for an api-key client, so no key is ever stored in config.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JOSE
+import OpenSSLPrimitives
 import TokenGateCore
 
 /// `tokengate keygen`: a new signing key in the files `config.yaml` reads, without an OpenSSL manual.

@@ -4,6 +4,7 @@ import JOSE
 import Logging
 import Metrics
 import NIOCore
+import OpenSSLPrimitives
 import ServiceLifecycle
 import TokenGateCore
 import TokenGateHTTP

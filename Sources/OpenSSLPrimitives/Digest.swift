@@ -29,7 +29,11 @@ public enum ConstantTime {
     /// Whether two byte strings are equal, in time that depends only on their length. Strings of different
     /// lengths are unequal at once (the length is not secret); two empty strings are equal.
     public static func isEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        HMAC.isEqual(lhs, rhs)
+        guard lhs.count == rhs.count else { return false }
+        guard !lhs.isEmpty else { return true }
+        return lhs.withUnsafeBytes { a in
+            rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
+        }
     }
 }
 

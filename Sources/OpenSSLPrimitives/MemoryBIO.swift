@@ -2,17 +2,17 @@ internal import COpenSSL
 
 /// An owned memory BIO, for PEM in and out. Callers keep it alive across C calls on `pointer` with
 /// `withExtendedLifetime`: `deinit` frees the BIO as soon as Swift sees no further use of the object.
-final class MemoryBIO {
-    let pointer: OpaquePointer
+package final class MemoryBIO {
+    package let pointer: OpaquePointer
 
     /// An empty, writable BIO.
-    init() throws(OpenSSLError) {
+    package init() throws(OpenSSLError) {
         guard let bio = BIO_new(BIO_s_mem()) else { throw OpenSSLError.drain("BIO_new") }
         pointer = bio
     }
 
     /// A BIO holding a copy of `bytes` (a writable memory BIO copies; BIO_new_mem_buf would only borrow).
-    convenience init(copying bytes: [UInt8]) throws(OpenSSLError) {
+    package convenience init(copying bytes: [UInt8]) throws(OpenSSLError) {
         try self.init()
         guard bytes.count <= Int32.max else { throw OpenSSLError(operation: "BIO_write", details: ["input too large"]) }
         let written = bytes.withUnsafeBufferPointer { BIO_write(pointer, $0.baseAddress, Int32($0.count)) }
@@ -22,7 +22,7 @@ final class MemoryBIO {
     deinit { BIO_free(pointer) }
 
     /// Everything written so far, as text.
-    func string() -> String {
+    package func string() -> String {
         var data: UnsafeMutablePointer<CChar>?
         // get0-style: the bytes stay owned by the BIO.
         let length = tokengate_BIO_get_mem_data(pointer, &data)

@@ -1,10 +1,10 @@
 /// One "-----BEGIN label-----" … "-----END label-----" block.
-struct PEMBlock {
-    let label: String
-    let text: String
+package struct PEMBlock {
+    package let label: String
+    package let text: String
 
     /// The first block that is not "EC PARAMETERS" (which `openssl ecparam -genkey` writes before the key).
-    static func first(in text: String) -> PEMBlock? {
+    package static func first(in text: String) -> PEMBlock? {
         let bytes = Array(text.utf8)
         var searchFrom = 0
         while let block = next(in: bytes, from: &searchFrom) {

@@ -20,7 +20,7 @@ public struct OpenSSLError: Error, Sendable, CustomStringConvertible {
 
     // The queue is per thread and every later call may add to it, so it is emptied here, at once, in full
     // (as swift-nio-ssl's buildErrorStack does) rather than reading only the first entry.
-    static func drain(_ operation: String) -> OpenSSLError {
+    package static func drain(_ operation: String) -> OpenSSLError {
         var details: [String] = []
         while true {
             var file: UnsafePointer<CChar>?
@@ -37,12 +37,12 @@ public struct OpenSSLError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Empties the queue after an expected failure (a bad signature is an answer, not an error).
-    static func clearQueue() {
+    package static func clearQueue() {
         ERR_clear_error()
     }
 }
 
 /// Throws the drained queue unless `result` is OpenSSL's success value 1.
-func check(_ result: Int32, _ operation: @autoclosure () -> String) throws(OpenSSLError) {
+package func check(_ result: Int32, _ operation: @autoclosure () -> String) throws(OpenSSLError) {
     guard result == 1 else { throw OpenSSLError.drain(operation()) }
 }

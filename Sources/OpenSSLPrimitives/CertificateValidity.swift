@@ -24,19 +24,21 @@ public struct CertificateValidity: Sendable, Equatable {
     public func contains(_ time: Int64) -> Bool { notBefore <= time && time <= notAfter }
 
     /// The validity of the certificate in `pem` (its first block), or nil when that block is not a certificate.
-    public static func of(pem text: String) throws -> CertificateValidity? {
+    public static func of(pem text: String) throws(CertificateError) -> CertificateValidity? {
         guard let block = PEMBlock.first(in: text), block.label == "CERTIFICATE" else { return nil }
         let bio: MemoryBIO
-        do { bio = try MemoryBIO(copying: Array(block.text.utf8)) } catch { throw JWSKeyError.openSSL(error) }
-        return try withExtendedLifetime(bio) { () throws -> CertificateValidity in
+        do { bio = try MemoryBIO(copying: Array(block.text.utf8)) } catch {
+            throw CertificateError("OpenSSL failed in \(error.operation).", openSSLError: error)
+        }
+        return try withExtendedLifetime(bio) { () throws(CertificateError) -> CertificateValidity in
             guard let certificate = PEM_read_bio_X509(bio.pointer, nil, nil, nil) else {
-                throw JWSKeyError(.malformedKey, "OpenSSL could not read the CERTIFICATE PEM block.", openSSLError: .drain("PEM read CERTIFICATE"))
+                throw CertificateError("OpenSSL could not read the CERTIFICATE PEM block.", openSSLError: .drain("PEM read CERTIFICATE"))
             }
             defer { X509_free(certificate) }
             guard let notBefore = epochSeconds(X509_get0_notBefore(certificate)),
                 let notAfter = epochSeconds(X509_get0_notAfter(certificate))
             else {
-                throw JWSKeyError(.malformedKey, "The certificate's validity times cannot be read.")
+                throw CertificateError("The certificate's validity times cannot be read.")
             }
             return CertificateValidity(notBefore: notBefore, notAfter: notAfter)
         }
@@ -48,4 +50,21 @@ public struct CertificateValidity: Sendable, Equatable {
         guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
         return Int64(timegm(&parts))
     }
+}
+
+/// A certificate OpenSSL could not read.
+public struct CertificateError: Error, Sendable, CustomStringConvertible {
+    /// A human sentence; never key material.
+    public let message: String
+    /// The drained OpenSSL error queue when OpenSSL took part in the failure.
+    public let openSSLError: OpenSSLError?
+
+    /// Creates an error.
+    public init(_ message: String, openSSLError: OpenSSLError? = nil) {
+        self.message = message
+        self.openSSLError = openSSLError
+    }
+
+    /// `malformed_key: message`, as a key that cannot be read is described.
+    public var description: String { "malformed_key: \(message)" }
 }

@@ -5,12 +5,13 @@ import PackageDescription
 // libFuzzer harnesses, in a package of their own so the root package never builds them: each executable defines only
 // `LLVMFuzzerTestOneInput` and takes its `main` from libFuzzer, so it links only with `-sanitize=fuzzer`.
 // Build and run them with scripts/fuzz (seed corpora come from Fuzz/make-seeds.py at run time; nothing secret is
-// committed). Only JOSE, YAML and TokenGateCore are built: the HTTP stack stays out of the instrumented build.
+// committed). Only OpenSSLPrimitives, JOSE, YAML and TokenGateCore are built: the HTTP stack stays out of the
+// instrumented build.
 // The harnesses are TokenGate's own code, in a package of their own only for their build flags: they compile as
-// members of TokenGate's package (`-package-name`, passed after SwiftPM's own and so the one swiftc keeps), so they
-// reach what its modules share as `package` without it being made public. SwiftPM names a path dependency's package
-// after its folder (lower-cased, other characters than letters, digits and `_` as `_`), which depends on where
-// the repository was cloned, so it is read off this file's own path.
+// members of TokenGate's package (`packageAccess: false` keeps SwiftPM from naming this package, and `-package-name`
+// names TokenGate's), so they reach what its modules share as `package` without it being made public. SwiftPM names
+// a path dependency's package after its folder (lower-cased, other characters than letters, digits and `_` as `_`),
+// which depends on where the repository was cloned, so it is read off this file's own path.
 let tokenGateFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 let tokenGatePackageName: String = {
     let name = String(tokenGateFolder.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })

@@ -1,5 +1,4 @@
 import JOSE
-import Synchronization
 
 /// A token that passed verification and may be handed out: what the cache holds, and all it holds per context.
 ///
@@ -130,60 +129,3 @@ package struct DeliveredToken: Expiring, Equatable {
         }
     }
 }
-
-/// The header segments of one provider's recent tokens, kept once, each with the payload segment of the first token
-/// seen with it. Every token a key signs has the same header (`alg`, `kid`, `typ`), so the cached tokens of a
-/// provider share a handful of segments rather than each holding about a hundred bytes of its own; and their
-/// payloads start alike (`iss`, `sub`, `aud`), so each shares that start with the payload kept here. Bounded: past
-/// its capacity the oldest segment is replaced, and tokens that hold it keep their copy.
-package final class TokenHeaderSegments: Sendable {
-    private static let capacity = 16
-    private let segments = Mutex<(known: [(header: [UInt8], payload: [UInt8])], next: Int)>(([], 0))
-
-    package init() {}
-
-    /// The number of segments held.
-    var count: Int { segments.withLock { $0.known.count } }
-
-    /// The stored segment equal to `segment`, stored first if it is new.
-    func shared(_ segment: [UInt8]) -> [UInt8] {
-        segment.withUnsafeBufferPointer { shared($0, payload: UnsafeBufferPointer(start: nil, count: 0)).header }
-    }
-
-    /// The stored segment equal to `header`, and the payload segment kept with it; both stored first (`payload`
-    /// with it) if the header is new.
-    func shared(_ header: UnsafeBufferPointer<UInt8>, payload: UnsafeBufferPointer<UInt8>) -> (header: [UInt8], payload: [UInt8]) {
-        segments.withLock { segments in
-            if let known = segments.known.first(where: { $0.header.elementsEqual(header) }) { return known }
-            let new = (header: Array(header), payload: Array(payload))
-            if segments.known.count < Self.capacity {
-                segments.known.append(new)
-            } else {
-                segments.known[segments.next] = new
-                segments.next = (segments.next + 1) % Self.capacity
-            }
-            return new
-        }
-    }
-}
-
-/// A context's key in the shared store: a typed pair, so no string join can make two contexts collide. (Each
-/// provider has a cache of its own, keyed by context alone.)
-struct TokenCacheKey: Hashable, Sendable {
-    var provider: ProviderID
-    var context: TokenContext
-}
-
-/// How a provider's token responses are written. The HTTP face decides the format (`TokenBodyFormat`); the service
-/// makes one per provider when a generation is installed, so a cache entry holds only its token and a request
-/// writes the body straight from it.
-package protocol TokenBodyWriter: Sendable {
-    /// The length in bytes of the body for `token`, issued for `context`, at `now` (epoch seconds).
-    func byteCount(of token: DeliveredToken, context: TokenContext, now: Int64) -> Int
-    /// Hands the body for `token`, issued for `context`, at `now` (epoch seconds) to `sink` in contiguous pieces, in
-    /// order.
-    func write(_ token: DeliveredToken, context: TokenContext, now: Int64, to sink: (UnsafeRawBufferPointer) -> Void)
-}
-
-/// Makes the response format of a provider.
-package typealias TokenBodyWriterFactory = @Sendable (ProviderSettings) -> any TokenBodyWriter

@@ -9,7 +9,10 @@ extension SharedState {
         guard await attempt(.publish, { try await store.publish(change) }) != nil else {
             logger.error(
                 "could not tell the other replicas; the change holds at this replica until the store takes it",
-                metadata: ["change": "\(change.message)"])
+                metadata: [
+                    "provider": "\(change.key.provider)", "context": "\(change.key.kind.rawValue) \(change.key.id)",
+                    "change": "\(change.until == nil ? "lift" : "end")",
+                ])
             return false
         }
         return true

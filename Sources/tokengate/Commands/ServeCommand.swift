@@ -9,6 +9,7 @@ import ServiceLifecycle
 import TokenGateCore
 import TokenGateHTTP
 import TokenGateRedis
+import Tracing
 import UnixSignals
 
 /// `tokengate serve`: the gateway.
@@ -38,7 +39,45 @@ struct ServeCommand: AsyncParsableCommand {
     var watch: String?
 
     func run() async throws {
-        // Logging first, from the file's server section (a file that does not parse is reported by the assembly).
+        try bootstrapLogging()
+        // One Prometheus registry for the process: the gateway's instruments and any library's swift-metrics.
+        let exporter = MetricsExporter()
+        MetricsSystem.bootstrap(exporter.factory)
+        let watchInterval = try parsedWatchInterval()
+        let logger = Logger(label: "tokengate")
+        // Before the HTTP clients are made: each keeps the tracer it saw when it was created.
+        let tracing = try startTracing(logger: logger)
+        try await configuration.withAssembler(logger: logger, metrics: GatewayMetrics(factory: exporter.factory)) { assembler in
+            let generation = try await configuration.assemble(assembler)
+            var server = try listenerSettings(generation.configuration.server)
+            logProviders(generation, logger: logger)
+            try fitConnectionsToFileDescriptorLimit(&server, logger: logger)
+            let audit = try openAuditLog(generation, logger: logger)
+            let loopCount = ServerEventLoops.count(for: server)
+            // Not shut down when serving ends: the process exits then, and work still finishing at that moment (the
+            // close of a client's connection, a task that prefers a loop) may schedule on a loop to the last; a
+            // loop shut down prints an error line for each, which is not a JSON log line (seen under a loaded CI).
+            let eventLoops = ServerEventLoops.makeGroup(for: server)
+            let sharedState = try connectSharedState(generation, metrics: assembler.metrics, eventLoops: eventLoops, logger: logger)
+            let service = TokenService(
+                generation: generation, audit: audit, sharedState: sharedState, tracer: tracing?.tracer, logger: logger)
+            logger.notice("serving on \(loopCount) event loop\(loopCount == 1 ? "" : "s")")
+            var services = try listeners(service: service, exporter: exporter, server: server, eventLoops: eventLoops, logger: logger)
+            if let sharedState { services.append(EndedContextsReplication(service: service, sharedState: sharedState)) }
+            // The reloader runs each generation's background work (JWKS refreshers, file watchers) and swaps
+            // generations on SIGHUP. A JWKS URL is fetched for the first time now, not before: until then, tokens
+            // its keys verify are refused, while every other provider and client is served from the start.
+            let reloader = GatewayReloader(
+                service: service, assembler: assembler, configurationPath: configuration.config,
+                watchInterval: watchInterval, logger: logger)
+            // The span exporter first: the group stops services in reverse order, so it flushes last.
+            try await serve((tracing.map { [$0.exporter] } ?? []) + services + [reloader], sharedState: sharedState, logger: logger)
+        }
+    }
+
+    /// Logging as the file's server section and `--log-level` say (a file that does not parse is reported later,
+    /// by the assembly, through this logging).
+    private func bootstrapLogging() throws {
         let settings = GatewayAssembler.serverSettings(path: configuration.config, environment: ProcessInfo.processInfo.environment)
         var level = settings?.logLevel ?? .info
         if let logLevel {
@@ -51,20 +90,21 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        // One Prometheus registry for the process: the gateway's instruments and any library's swift-metrics.
-        let exporter = MetricsExporter()
-        MetricsSystem.bootstrap(exporter.factory)
-        var watchInterval: Duration?
-        if let watch {
-            guard let interval = ConfigDuration.parse(watch), interval >= .milliseconds(100) else {
-                throw CLIFailure(.usage, "--watch takes a duration of at least 100ms, such as 5s")
-            }
-            watchInterval = interval
+    }
+
+    /// `--watch` as a duration of at least 100 ms, or nil.
+    private func parsedWatchInterval() throws -> Duration? {
+        guard let watch else { return nil }
+        guard let interval = ConfigDuration.parse(watch), interval >= .milliseconds(100) else {
+            throw CLIFailure(.usage, "--watch takes a duration of at least 100ms, such as 5s")
         }
-        let logger = Logger(label: "tokengate")
-        // Before the HTTP clients are made: each keeps the tracer it saw when it was created.
+        return interval
+    }
+
+    /// The OTLP exporter and tracer of the file's `tracing:` section, or nil without one.
+    private func startTracing(logger: Logger) throws -> (tracer: any Tracer, exporter: any Service)? {
         let environment = ProcessInfo.processInfo.environment
-        let tracing = try GatewayAssembler.tracingSettings(path: configuration.config, environment: environment).map { settings in
+        return try GatewayAssembler.tracingSettings(path: configuration.config, environment: environment).map { settings in
             do {
                 let tracing = try OpenTelemetryTracing.bootstrap(settings, logger: logger)
                 logger.notice(
@@ -75,91 +115,90 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CLIFailure(.usage, "\(configuration.config): tracing: \(error)")
             }
         }
-        try await configuration.withAssembler(logger: logger, metrics: GatewayMetrics(factory: exporter.factory)) { assembler in
-            let generation = try await configuration.assemble(assembler)
-            var server = generation.configuration.server
-            if let host { server.host = host }
-            if let port {
-                guard (0...65535).contains(port) else { throw CLIFailure(.usage, "--port must be 0 to 65535") }
-                server.port = port
+    }
+
+    /// The file's server settings with `--host`, `--port` and `--admin-port` applied.
+    private func listenerSettings(_ configured: ServerSettings) throws -> ServerSettings {
+        var server = configured
+        if let host { server.host = host }
+        if let port {
+            guard (0...65535).contains(port) else { throw CLIFailure(.usage, "--port must be 0 to 65535") }
+            server.port = port
+        }
+        if let adminPort {
+            guard (0...65535).contains(adminPort) else { throw CLIFailure(.usage, "--admin-port must be 0 to 65535") }
+            server.admin = server.admin ?? AdminListener()
+            server.admin?.port = adminPort
+        }
+        return server
+    }
+
+    private func openAuditLog(_ generation: GatewayGeneration, logger: Logger) throws -> AuditLog {
+        do {
+            return try AuditLog(generation.configuration.audit, logger: logger)
+        } catch {
+            throw CLIFailure(.usage, "\(configuration.config): \(error)")
+        }
+    }
+
+    /// The Redis store of `sharedState:`, or nil for a gateway alone.
+    private func connectSharedState(
+        _ generation: GatewayGeneration, metrics: GatewayMetrics, eventLoops: any EventLoopGroup, logger: Logger
+    ) throws -> SharedState? {
+        let sharedState: SharedState?
+        do {
+            sharedState = try generation.configuration.sharedState.map {
+                try SharedState.redis($0, metrics: metrics, eventLoopGroup: eventLoops, logger: logger)
             }
-            if let adminPort {
-                guard (0...65535).contains(adminPort) else { throw CLIFailure(.usage, "--admin-port must be 0 to 65535") }
-                server.admin = server.admin ?? AdminListener()
-                server.admin?.port = adminPort
+        } catch {
+            throw CLIFailure(.usage, "\(configuration.config): sharedState.redis: \(error)")
+        }
+        if let settings = sharedState?.settings {
+            logger.notice(
+                "sharing tokens, mint locks, rate limits and ended contexts on Redis",
+                metadata: ["redis": "\(settings.redis.redactedURL)", "replicas": "\(settings.replicas)"])
+        }
+        return sharedState
+    }
+
+    /// The public listener and, when configured, the admin one; each prints its address on standard output once it
+    /// listens (one line, for scripts and tests that started us on port 0).
+    private func listeners(
+        service: TokenService, exporter: MetricsExporter, server: ServerSettings, eventLoops: any EventLoopGroup, logger: Logger
+    ) throws -> [any Service] {
+        let host = server.host
+        let scheme = server.tls == nil ? "http" : "https"
+        let application = try GatewayApplication.make(service: service, server: server, eventLoopGroup: eventLoops, logger: logger) { port in
+            FileHandle.standardOutput.write(Data("tokengate listening on \(scheme)://\(host):\(port)\n".utf8))
+        }
+        var services: [any Service] = [Listener(application: application, host: server.host, port: server.port)]
+        if let admin = server.admin {
+            let application = GatewayApplication.makeAdmin(
+                service: service, exporter: exporter, admin: admin, idleTimeout: server.idleTimeout, readTimeout: server.readTimeout,
+                eventLoopGroup: eventLoops, logger: logger
+            ) { port in
+                FileHandle.standardOutput.write(Data("tokengate admin listening on http://\(admin.host):\(port)\n".utf8))
             }
-            logProviders(generation, logger: logger)
-            try fitConnectionsToFileDescriptorLimit(&server, logger: logger)
-            let audit: AuditLog
-            do {
-                audit = try AuditLog(generation.configuration.audit, logger: logger)
-            } catch {
-                throw CLIFailure(.usage, "\(configuration.config): \(error)")
-            }
-            let loopCount = ServerEventLoops.count(for: server)
-            // Not shut down when serving ends: the process exits then, and work still finishing at that moment (the
-            // close of a client's connection, a task that prefers a loop) may schedule on a loop to the last; a
-            // loop shut down prints an error line for each, which is not a JSON log line (seen under a loaded CI).
-            let eventLoops = ServerEventLoops.makeGroup(for: server)
-            let sharedState: SharedState?
-            do {
-                sharedState = try generation.configuration.sharedState.map {
-                    try SharedState.redis($0, metrics: assembler.metrics, eventLoopGroup: eventLoops, logger: logger)
-                }
-            } catch {
-                throw CLIFailure(.usage, "\(configuration.config): sharedState.redis: \(error)")
-            }
-            if let settings = sharedState?.settings {
-                logger.notice(
-                    "sharing tokens, mint locks, rate limits and ended contexts on Redis",
-                    metadata: ["redis": "\(settings.redis.redactedURL)", "replicas": "\(settings.replicas)"])
-            }
-            let service = TokenService(
-                generation: generation, audit: audit, sharedState: sharedState, tracer: tracing?.tracer, logger: logger)
-            let host = server.host
-            let scheme = server.tls == nil ? "http" : "https"
-            logger.notice("serving on \(loopCount) event loop\(loopCount == 1 ? "" : "s")")
-            let application = try GatewayApplication.make(service: service, server: server, eventLoopGroup: eventLoops, logger: logger) { port in
-                // One line on standard output, for scripts and tests that started us on port 0.
-                FileHandle.standardOutput.write(Data("tokengate listening on \(scheme)://\(host):\(port)\n".utf8))
-            }
-            var services: [any Service] = [Listener(application: application, host: server.host, port: server.port)]
-            if let admin = server.admin {
-                let application = GatewayApplication.makeAdmin(
-                    service: service, exporter: exporter, admin: admin, idleTimeout: server.idleTimeout, readTimeout: server.readTimeout,
-                    eventLoopGroup: eventLoops, logger: logger
-                ) { port in
-                    FileHandle.standardOutput.write(Data("tokengate admin listening on http://\(admin.host):\(port)\n".utf8))
-                }
-                services.append(Listener(application: application, host: admin.host, port: admin.port))
-            }
-            // The reloader runs each generation's background work (JWKS refreshers, file watchers) and swaps
-            // generations on SIGHUP. A JWKS URL is fetched for the first time now, not before: until then, tokens
-            // its keys verify are refused, while every other provider and client is served from the start.
-            let reloader = GatewayReloader(
-                service: service, assembler: assembler, configurationPath: configuration.config,
-                watchInterval: watchInterval, logger: logger)
-            if let sharedState { services.append(EndedContextsReplication(service: service, sharedState: sharedState)) }
-            let group = ServiceGroup(
-                configuration: .init(
-                    // The span exporter first: the group stops services in reverse order, so it flushes last.
-                    services: (tracing.map { [$0.exporter] } ?? []) + services + [reloader],
-                    gracefulShutdownSignals: [.sigterm, .sigint],
-                    logger: logger
-                )
-            )
-            try writePIDFile()
-            defer { if let pidFile { try? FileManager.default.removeItem(atPath: pidFile) } }
-            do {
-                try await group.run()
-                await sharedState?.shutdown()
-            } catch let error as ListenerFailure {
-                await sharedState?.shutdown()
-                // Before the listener is up, a socket error is the address (busy, not ours, not allowed): a
-                // configuration error, said in one line rather than as NIO's error.
-                guard let failure = Self.listenFailure(error.underlying, host: error.host, port: error.port) else { throw error.underlying }
-                throw failure
-            }
+            services.append(Listener(application: application, host: admin.host, port: admin.port))
+        }
+        return services
+    }
+
+    /// Runs `services` until SIGTERM or SIGINT, with the pid file written for as long; a listener that cannot bind
+    /// is said as the configuration error it is.
+    private func serve(_ services: [any Service], sharedState: SharedState?, logger: Logger) async throws {
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try writePIDFile()
+        defer { if let pidFile { try? FileManager.default.removeItem(atPath: pidFile) } }
+        do {
+            try await group.run()
+            await sharedState?.shutdown()
+        } catch let error as ListenerFailure {
+            await sharedState?.shutdown()
+            // Before the listener is up, a socket error is the address (busy, not ours, not allowed): a
+            // configuration error, said in one line rather than as NIO's error.
+            guard let failure = Self.listenFailure(error.underlying, host: error.host, port: error.port) else { throw error.underlying }
+            throw failure
         }
     }
 

@@ -119,7 +119,11 @@ import Testing
             // the timeout, so the caller saw a failure. Three seconds leave that margin at the cost of one wait.
             configuration.commandTimeout = .seconds(3)
             configuration.reconnectBackoff = .init(initial: .seconds(30), maximum: .seconds(30))
-            let client = try RESPClient(configuration: configuration)
+            // One event loop, so one shared connection slot that every caller here waits on. On the two-loop
+            // default group, callers off the loops take the slots in turn: the second caller opened a connection of
+            // its own, and the third joined the first attempt when a loaded CI machine had started it late.
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            let client = try RESPClient(configuration: configuration, eventLoopGroup: group)
             let caller = Task { try await client.ping() }
             try await Task.sleep(for: .milliseconds(50))
             caller.cancel()
@@ -128,6 +132,7 @@ import Testing
             // That one was a failure: now the pool backs off.
             await #expect(throws: RESPError.unavailable(reason: "timeout(command: \"AUTH\")")) { try await client.ping() }
             await client.shutdown()
+            try await group.shutdownGracefully()
         }
     }
 }

@@ -14,12 +14,15 @@ import TokenGateCore
 /// client dribbling its headers). So this child channel builds the same pipeline itself, with
 ///
 /// ```
-/// [ProxyProtocolHandler] → RequestStartHandler → HTTP encoder/decoder → HTTP1RequestGuard → HTTP1ToHTTPServerCodec
-///     → HTTPConnectionStateHandler (idle timeout) → CachedTokenHandler (`server.fastPath`) → NIOAsyncChannel
+/// [ProxyProtocolHandler] → RequestStartHandler → HTTP encoder/decoder → HTTP1RequestGuard
+///     → HTTP1ConnectionStateHandler (idle timeout, graceful close) → CachedTokenHandler (`server.fastPath`)
+///     → HTTP1ToHTTPServerCodec → NIOAsyncChannel
 /// ```
 ///
 /// and hands each connection to Hummingbird's own request loop (`handleHTTP`), which is unchanged: it gets every
-/// request the ``CachedTokenHandler`` does not answer on the event loop.
+/// request the ``CachedTokenHandler`` does not answer on the event loop. The fast path sits before the HTTPTypes
+/// conversion, so a cached hit pays for neither conversion; the connection state (Hummingbird's
+/// `HTTPConnectionStateHandler`, on HTTP/1 parts) sits before both, so it sees every request.
 struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
     /// One connection: its requests and answers, and who it comes from when a PROXY header said so.
     struct Value: ServerChildChannelValue {
@@ -69,11 +72,11 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
                 withDecoderLimitConfiguration: configuration.decoderLimits
             )
             try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, logger: logger))
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
-            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: configuration.idleTimeout, logger: logger))
+            try pipeline.addHandler(HTTP1ConnectionStateHandler(idleTimeout: TimeAmount(configuration.idleTimeout)))
             if let cachedTokens {
                 try pipeline.addHandler(CachedTokenHandler(responder: cachedTokens, addressing: configuration.addressing, origin: origin))
             }
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
             let requests = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                 wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             return Value(requests: requests, origin: origin)

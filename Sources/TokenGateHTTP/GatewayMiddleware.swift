@@ -54,8 +54,7 @@ struct GatewayMiddleware: RouterMiddleware {
                 originCount += 1
             }
         }
-        let requestID = if idCount == 1, let incomingID, RequestIdentifier.isWellFormed(incomingID) { incomingID } else { RequestIdentifier.make() }
-        return (requestID, originCount == 1 ? origin : nil)
+        return (RequestIdentifier.chosen(incoming: idCount == 1 ? incomingID : nil), originCount == 1 ? origin : nil)
     }
 
     private func response(to error: any Error, _ request: Request, _ context: Context) async -> Response {

@@ -19,6 +19,11 @@ enum RequestIdentifier {
         return count > 0
     }
 
+    /// `incoming` when it is well-formed, else a new ID.
+    static func chosen(incoming: String?) -> String {
+        if let incoming, isWellFormed(incoming) { incoming } else { make() }
+    }
+
     /// A new ID.
     static func make() -> String {
         let number = counter.wrappingAdd(1, ordering: .relaxed).newValue

@@ -111,7 +111,7 @@ package struct TokenRoutes: Sendable {
         do throws(TokenGateError) {
             let providerID = context.parameters.get("providerId") ?? ""
             let query = try self.query(
-                target: request.uri.string, headers: request.headers, providerID: providerID, peer: context.peer,
+                target: request.uri.string, authorization: Self.authorization(request.headers), providerID: providerID, peer: context.peer,
                 requestID: context.requestID
             ) { () throws(TokenGateError) in
                 try resolve(request)
@@ -131,14 +131,15 @@ package struct TokenRoutes: Sendable {
         return response
     }
 
-    /// The service's query for a token request to `target` (the request target, path and query) with `headers`.
+    /// The service's query for a token request to `target` (the request target, path and query) with the
+    /// `Authorization` value `authorization`.
     ///
     /// Refuses what the HTTP face checks itself, before anything else runs: an oversized URL or `Authorization`,
     /// then what `resolve` refuses (a bad query string). Such a refusal is counted and logged with the service's
     /// own denials, under the token type `deniedType` names. Every token route, and the event loop's answer to a
     /// cached hit, builds its query here.
     func query(
-        target: String, headers: HTTPFields, providerID: String, peer: PeerAddress?, requestID: String,
+        target: String, authorization: String?, providerID: String, peer: PeerAddress?, requestID: String,
         resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String]),
         deniedType: () -> String
     ) throws(TokenGateError) -> TokenQuery {
@@ -146,7 +147,6 @@ package struct TokenRoutes: Sendable {
             guard target.utf8.count <= limits.maxTargetBytes else {
                 throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
             }
-            let authorization = Self.authorization(headers)
             if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
                 throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
             }

@@ -3,7 +3,8 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOEmbedded
-import NIOHTTPTypes
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -49,9 +50,9 @@ import TokenGateTesting
         }
 
         func send(_ request: HTTPRequest, body: String? = nil) async throws {
-            try await channel.writeInbound(HTTPRequestPart.head(request))
-            if let body { try await channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: body))) }
-            try await channel.writeInbound(HTTPRequestPart.end(nil))
+            try await channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(request)))
+            if let body { try await channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: body))) }
+            try await channel.writeInbound(HTTPServerRequestPart.end(nil))
             try await channel.testingEventLoop.executeInContext { channel.pipeline.fireChannelReadComplete() }
             // The end of the loop's turn: the flush queued for it runs.
             await channel.testingEventLoop.run()
@@ -60,7 +61,7 @@ import TokenGateTesting
         /// The parts handed on to the router, in order, as `h`, `b`, `e`.
         func handedOn() async throws -> String {
             var parts = ""
-            while let part = try await channel.readInbound(as: HTTPRequestPart.self) {
+            while let part = try await channel.readInbound(as: HTTPServerRequestPart.self) {
                 switch part {
                 case .head: parts += "h"
                 case .body: parts += "b"
@@ -72,31 +73,32 @@ import TokenGateTesting
 
         /// The answer written on the event loop so far, if any: head and body.
         func answered() async throws -> (HTTPResponse, String)? {
-            guard case .head(let head)? = try await channel.readOutbound(as: HTTPResponsePart.self) else { return nil }
+            guard case .head(let head)? = try await channel.readOutbound(as: HTTPServerResponsePart.self) else { return nil }
             return try await rest(of: head)
         }
 
         /// The next answer written on the event loop, waiting for it (a fetch's). Its flush is queued from the
         /// loop's task that writes it, and this loop runs that flush within the same task's turn.
         func nextAnswer() async throws -> (HTTPResponse, String) {
-            guard case .head(let head) = try await channel.waitForOutboundWrite(as: HTTPResponsePart.self) else {
+            guard case .head(let head) = try await channel.waitForOutboundWrite(as: HTTPServerResponsePart.self) else {
                 throw HarnessError.incompleteAnswer
             }
             return try await rest(of: head)
         }
 
-        private func rest(of head: HTTPResponse) async throws -> (HTTPResponse, String) {
-            guard case .body(let body)? = try await channel.readOutbound(as: HTTPResponsePart.self),
-                case .end? = try await channel.readOutbound(as: HTTPResponsePart.self)
+        /// The head as the router's door would see it (HTTPTypes), with the body.
+        private func rest(of head: HTTPResponseHead) async throws -> (HTTPResponse, String) {
+            guard case .body(.byteBuffer(let body))? = try await channel.readOutbound(as: HTTPServerResponsePart.self),
+                case .end? = try await channel.readOutbound(as: HTTPServerResponsePart.self)
             else { throw HarnessError.incompleteAnswer }
-            return (head, String(buffer: body))
+            return (try HTTPResponse(head), String(buffer: body))
         }
 
         /// What the router writes when it has answered a request it was handed.
         func routerAnswers() async throws {
-            try await channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
-            try await channel.writeOutbound(HTTPResponsePart.end(nil))
-            while try await channel.readOutbound(as: HTTPResponsePart.self) != nil {}
+            try await channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+            try await channel.writeOutbound(HTTPServerResponsePart.end(nil))
+            while try await channel.readOutbound(as: HTTPServerResponsePart.self) != nil {}
         }
     }
 
@@ -134,13 +136,13 @@ import TokenGateTesting
         let loop = EmbeddedEventLoop()
         let channels = (0..<connections).map { _ in EmbeddedChannel(handler: CachedTokenHandler(responder: responder), loop: loop) }
         for channel in channels {
-            try channel.writeInbound(HTTPRequestPart.head(request))
-            try channel.writeInbound(HTTPRequestPart.end(nil))
+            try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(request)))
+            try channel.writeInbound(HTTPServerRequestPart.end(nil))
         }
         func flushed() throws -> [HTTPResponse.Status?] {
             try channels.map { channel in
-                guard case .head(let head)? = try channel.readOutbound(as: HTTPResponsePart.self) else { return nil }
-                return head.status
+                guard case .head(let head)? = try channel.readOutbound(as: HTTPServerResponsePart.self) else { return nil }
+                return try HTTPResponse(head).status
             }
         }
         let before = try flushed()
@@ -228,7 +230,7 @@ import TokenGateTesting
         let harness = try await Harness()
         _ = try await harness.warm("trip-1")
         let request = HTTPRequest(method: .get, scheme: nil, authority: "127.0.0.1", path: path, headerFields: [:])
-        try await harness.channel.writeInbound(HTTPRequestPart.head(request))
+        try await harness.channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(request)))
         #expect(try await harness.handedOn() == "h")
     }
 

@@ -1,6 +1,5 @@
-import HTTPTypes
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
 import TokenGateCore
 
 /// Answers token requests from the connection's event loop, in front of Hummingbird's request loop, and hands
@@ -12,27 +11,28 @@ import TokenGateCore
 /// Answers leave in request order: while a request handed on is unanswered, every later one is handed on too;
 /// while a fetch is under way, requests read wait here, and once one does, nothing more is read from the socket.
 /// A request that arrives with a body, or while the connection cannot take more output, is handed on (the router's
-/// writer waits for the client; this handler would only buffer). Placed after Hummingbird's `HTTPConnectionStateHandler`,
-/// which sees these requests and answers like any other: its idle timeout and graceful shutdown work unchanged.
+/// writer waits for the client; this handler would only buffer). It works on NIO's HTTP/1 parts, before the
+/// HTTPTypes conversion and Hummingbird's handlers, so a cached hit costs neither. ``HTTP1ConnectionStateHandler``,
+/// before it, sees these requests and answers like any other: the idle timeout and graceful shutdown hold for both.
 final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let responder: CachedTokenResponder
     private var date = HTTPDate()
     /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
     private var body = ByteBuffer()
     /// A token request whose end has not arrived yet, and its target.
-    private var held: (request: HTTPRequest, route: TokenRouteTarget)?
+    private var held: (request: HTTPRequestHead, route: TokenRouteTarget)?
     /// Requests handed on whose answer has not been written completely.
     private var unanswered = 0
     /// A flush of this connection's answers is queued for the end of the event loop's turn.
     private var flushQueued = false
     /// A fetch is under way: later parts wait in `waiting`, and a read asked for meanwhile in `readDeferred`.
     private var fetching = false
-    private var waiting: [HTTPRequestPart] = []
+    private var waiting: [HTTPServerRequestPart] = []
     /// An HTTP error (a malformed request after the one being fetched) that waits, like the parts, for the answers
     /// before it: passed on, it makes Hummingbird answer 400 and close, which would lose the fetched answer.
     private var waitingError: (any Error)?
@@ -59,7 +59,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         process(part, context: context)
     }
 
-    private func process(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+    private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch part {
         case .head(let request):
             if unanswered == 0, let route = responder.route(of: request) {
@@ -76,7 +76,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if let (request, route) = held.take() {
                 if trailers == nil, context.channel.isWritable {
                     let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
-                    let client = addressing.client(peer: peer, headers: request.headerFields)
+                    let client = addressing.client(peer: peer, headers: request.headers)
                     switch responder.answer(request, route: route, peer: client, date: date.now(), body: &self.body) {
                     case .response(let response, let body):
                         write(response, body, context: context)
@@ -94,9 +94,9 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func write(_ response: HTTPResponse, _ body: ByteBuffer, context: ChannelHandlerContext) {
+    private func write(_ response: HTTPResponseHead, _ body: ByteBuffer, context: ChannelHandlerContext) {
         context.write(wrapOutboundOut(.head(response)), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
         flushAtEndOfTurn(context: context)
     }
@@ -203,7 +203,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireErrorCaught(error)
     }
 
-    private func handOn(_ head: HTTPRequestPart, context: ChannelHandlerContext) {
+    private func handOn(_ head: HTTPServerRequestPart, context: ChannelHandlerContext) {
         unanswered += 1
         context.fireChannelRead(wrapInboundOut(head))
     }

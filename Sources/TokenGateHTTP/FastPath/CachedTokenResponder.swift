@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import TokenGateCore
 
 /// The token route's answer to a token request, without Hummingbird's request task.
@@ -12,16 +13,16 @@ import TokenGateCore
 /// browser's request and its CORS headers, a `Connection: close`) is passed on, uncharged, to the router.
 struct CachedTokenResponder: Sendable {
     let routes: TokenRoutes
-    /// The `Server` header, as the application sends it. Made once: a field checks its value when it is made.
-    private let server: HTTPField
+    /// The `Server` header's value, as the application sends it.
+    private let serverName: String
 
     init(routes: TokenRoutes, serverName: String) {
         self.routes = routes
-        self.server = HTTPField(name: .server, value: serverName)
+        self.serverName = serverName
     }
 
     enum Answer {
-        case response(HTTPResponse, body: ByteBuffer)
+        case response(HTTPResponseHead, body: ByteBuffer)
         /// Admitted, but only the service's full path can answer: ``fetch(_:)`` it. No limit was charged.
         case fetch(TokenAdmission)
         /// For the router: nothing was counted or charged.
@@ -39,35 +40,36 @@ struct CachedTokenResponder: Sendable {
     /// The token route target of `request` when it may be one this answers: a GET of the token route's plain
     /// path. Cheap, and nil for every other request, which is then passed on at once (its body streams to the
     /// router).
-    func route(of request: HTTPRequest) -> TokenRouteTarget? {
-        guard request.method == .get, let target = request.path else { return nil }
-        return TokenRouteTarget(target)
+    func route(of request: HTTPRequestHead) -> TokenRouteTarget? {
+        guard request.method == .GET else { return nil }
+        return TokenRouteTarget(request.uri)
     }
 
     /// The answer to `request` for `route` (from ``route(of:)``), whose body was empty, from `peer`, with `date` for
     /// the `Date` header. A token's body is written into `body` (the connection's buffer, reused once sent).
-    func answer(_ request: HTTPRequest, route: TokenRouteTarget, peer: PeerAddress?, date: HTTPField, body: inout ByteBuffer) -> Answer {
+    func answer(_ request: HTTPRequestHead, route: TokenRouteTarget, peer: PeerAddress?, date: String, body: inout ByteBuffer) -> Answer {
+        let fields = TokenRequestFields(request.headers)
         // Hummingbird closes the connection after such an answer; browsers' requests need CORS headers.
-        guard request.headerFields[.connection] != "close", !request.headerFields.contains(.origin) else { return .passOn }
-        let requestID = GatewayMiddleware.identify(request.headerFields).requestID
+        guard !fields.closesConnection, !fields.hasOrigin else { return .passOn }
         let query: TokenQuery
         do throws(TokenGateError) {
             query = try routes.query(
-                target: route.target, headers: request.headerFields, providerID: route.providerID, peer: peer, requestID: requestID
+                target: route.target, authorization: fields.authorization, providerID: route.providerID, peer: peer,
+                requestID: fields.requestID
             ) { () throws(TokenGateError) in
                 (route.tokenType, try QueryParameters.parse(route.query, limits: routes.limits))
             } deniedType: {
                 route.tokenType
             }
         } catch {
-            return response(to: error, requestID: requestID, date: date)
+            return response(to: error, requestID: fields.requestID, date: date)
         }
         switch routes.service.cachedToken(for: query) {
         case .granted(let grant):
             TokenResponse.write(grant, now: routes.clock.wallSeconds(), into: &body)
-            return response(.ok, TokenRoutes.tokenHeaders(grant), body, requestID: requestID, date: date)
+            return response(.ok, TokenRoutes.tokenHeaders(grant), body, requestID: fields.requestID, date: date)
         case .refused(let error):
-            return response(to: error, requestID: requestID, date: date)
+            return response(to: error, requestID: fields.requestID, date: date)
         case .needsFullPath(let admission):
             return .fetch(admission)
         }
@@ -103,29 +105,32 @@ struct CachedTokenResponder: Sendable {
     }
 
     /// The response head for `fetched`, with `date` for the `Date` header.
-    func head(of fetched: Fetched, date: HTTPField) -> HTTPResponse {
+    func head(of fetched: Fetched, date: String) -> HTTPResponseHead {
         head(fetched.status, fetched.headers, bodyCount: fetched.body.readableBytes, requestID: fetched.requestID, date: date)
     }
 
-    private func response(to error: TokenGateError, requestID: String, date: HTTPField) -> Answer {
+    private func response(to error: TokenGateError, requestID: String, date: String) -> Answer {
         response(error.status, error.headers, error.bodyBuffer, requestID: requestID, date: date)
     }
 
-    /// The headers in the order the router's answer has them: the route's, `Content-Length` (Hummingbird's
-    /// `Response`), `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's application).
-    private func response(
-        _ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, requestID: String, date: HTTPField
-    ) -> Answer {
+    private func response(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, requestID: String, date: String) -> Answer {
         .response(head(status, headers, bodyCount: body.readableBytes, requestID: requestID, date: date), body: body)
     }
 
-    private func head(_ status: HTTPResponse.Status, _ headers: HTTPFields, bodyCount: Int, requestID: String, date: HTTPField) -> HTTPResponse {
-        var headers = headers
-        headers.append(HTTPField(name: .contentLength, value: String(bodyCount)))
-        headers.append(HTTPField(name: .xRequestID, value: requestID))
-        headers.append(date)
-        headers.append(server)
-        return HTTPResponse(status: status, headerFields: headers)
+    /// The head the router's answer has, as the HTTPTypes → HTTP/1 conversion writes it: HTTP/1.1, the status
+    /// with its reason phrase, then the headers in the router's order and spelling: the route's, `Content-Length`
+    /// (Hummingbird's `Response`), `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's
+    /// application).
+    private func head(_ status: HTTPResponse.Status, _ fields: HTTPFields, bodyCount: Int, requestID: String, date: String) -> HTTPResponseHead {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(fields.count + 4)
+        for field in fields { headers.add(name: field.name.rawName, value: field.value) }
+        headers.add(name: HTTPField.Name.contentLength.rawName, value: String(bodyCount))
+        headers.add(name: HTTPField.Name.xRequestID.rawName, value: requestID)
+        headers.add(name: HTTPField.Name.date.rawName, value: date)
+        headers.add(name: HTTPField.Name.server.rawName, value: serverName)
+        return HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase), headers: headers)
     }
 }
 

@@ -1,27 +1,25 @@
-import HTTPTypes
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
 
-/// The `Date` header (RFC 9110 §5.6.7, `Sun, 06 Nov 1994 08:49:37 GMT`), formatted and made a field once per second.
+/// The `Date` header's value (RFC 9110 §5.6.7, `Sun, 06 Nov 1994 08:49:37 GMT`), formatted once per second.
 ///
 /// One per connection handler, used on its event loop only: a connection formats the date at most once a second,
 /// and no lock or atomic is shared between connections.
 struct HTTPDate {
     private var second: time_t = -1
-    private var field = HTTPField(name: .date, value: "")
+    private var value = ""
 
-    /// The header for now.
-    mutating func now() -> HTTPField {
+    /// The value for now.
+    mutating func now() -> String {
         let now = time(nil)
         if now != second {
             second = now
-            field = HTTPField(name: .date, value: Self.format(now))
+            value = Self.format(now)
         }
-        return field
+        return value
     }
 
     /// `seconds` since the epoch as an IMF-fixdate.

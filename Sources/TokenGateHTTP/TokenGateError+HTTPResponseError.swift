@@ -1,3 +1,4 @@
+import HTTPTypes
 public import Hummingbird
 import JOSE
 import NIOCore
@@ -35,13 +36,18 @@ extension TokenGateError: HTTPResponseError {
     }
 
     /// The answer's headers before `Content-Length`: the JSON type, `Cache-Control: no-store`, the code's own.
-    var headers: HTTPFields {
-        var headers = TokenRoutes.jsonHeaders(cacheControl: "no-store")
-        if code == .unauthenticated { headers[.wwwAuthenticate] = #"Bearer realm="tokengate""# }
-        if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+    var headers: HTTPFields { headers(as: HTTPFields.self) }
+
+    /// ``headers`` written into `Headers`.
+    func headers<Headers: AnswerHeaders>(as _: Headers.Type) -> Headers {
+        var headers = TokenRoutes.jsonHeaders(cacheControl: "no-store", as: Headers.self)
+        if code == .unauthenticated { headers.append(Self.bearerChallenge) }
+        if let retryAfterSeconds { headers.append(.retryAfter, String(retryAfterSeconds)) }
         TokenRoutes.appendRateLimits(rateLimitHeaders, to: &headers)
         return headers
     }
+
+    private static let bearerChallenge = HTTPField(name: .wwwAuthenticate, value: #"Bearer realm="tokengate""#)
 
     /// The answer's body. Fixed per code, so made once: a denial copies a buffer reference, nothing else.
     var bodyBuffer: ByteBuffer { Self.bodies[code] ?? ByteBuffer(bytes: body) }

@@ -186,28 +186,21 @@ package struct TokenRoutes: Sendable {
         Response(status: status, headers: jsonHeaders(cacheControl: cacheControl), body: .init(byteBuffer: buffer))
     }
 
-    /// A token answer's headers before `Content-Length`: the JSON ones, then the rate limits'. The router's
-    /// answer has them in this order too: its route renders the first, ``serve(_:_:resolve:render:)`` adds the rest.
-    static func tokenHeaders(_ grant: TokenGrant) -> HTTPFields {
-        var headers = jsonHeaders(cacheControl: "no-store")
-        appendRateLimits(grant.rateLimits, to: &headers)
-        return headers
-    }
-
-    /// `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers), when the provider has limits.
-    static func appendRateLimits(_ limits: RateLimitHeaders?, to headers: inout HTTPFields) {
+    /// `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers), when the provider has limits. A
+    /// token answer has them after its `Content-Length` (its route renders the JSON, ``serve(_:_:resolve:render:)``
+    /// adds these); a refusal, before (they are among the error's own).
+    static func appendRateLimits(_ limits: RateLimitHeaders?, to headers: inout some AnswerHeaders) {
         guard let limits else { return }
-        headers.append(HTTPField(name: .rateLimitPolicy, value: limits.policy))
-        if let status = limits.status { headers.append(HTTPField(name: .rateLimit, value: status)) }
+        headers.append(.rateLimitPolicy, limits.policy)
+        if let status = limits.status { headers.append(.rateLimit, status) }
     }
 
     /// A JSON answer's first headers. One allocation with room for what follows (the rate limits', Content-Length,
     /// X-Request-ID, Date, Server): no regrowth.
-    static func jsonHeaders(cacheControl: String) -> HTTPFields {
-        var headers = HTTPFields()
-        headers.reserveCapacity(10)
+    static func jsonHeaders<Headers: AnswerHeaders>(cacheControl: String, as _: Headers.Type = HTTPFields.self) -> Headers {
+        var headers = Headers(reservingCapacity: 10)
         headers.append(jsonContentType)
-        headers.append(cacheControl == "no-store" ? noStore : HTTPField(name: .cacheControl, value: cacheControl))
+        if cacheControl == "no-store" { headers.append(noStore) } else { headers.append(.cacheControl, cacheControl) }
         return headers
     }
 

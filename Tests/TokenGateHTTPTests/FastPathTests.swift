@@ -45,6 +45,45 @@ import TokenGateTesting
         }
     }
 
+    /// With limits, a hit's rate-limit fields and a limit's refusal are written by the fast path as the router
+    /// writes them: the same fields in the same order, spelled the same, with the same values but the moment's.
+    /// (Until this test, a hit's rate-limit fields came before its `Content-Length` on the fast path only.)
+    @Test func limitedAnswersAreTheSameThroughBothDoors() async throws {
+        func answers(fastPath: Bool) async throws -> [RawResponse] {
+            let fixture = try GatewayFixture(rateLimits: "{ context: { rate: 1/h, burst: 2 } }", server: "{ fastPath: \(fastPath) }")
+            return try await fixture.withGateway { gateway in
+                let connection = try await RawConnection.open(port: gateway.port)
+                var answers: [RawResponse] = []
+                for index in 0..<3 {
+                    try await connection.send(Self.get(Self.trip("trip-42"), id: "limited-\(index)"))
+                    answers.append(try #require(try await connection.readResponse()))
+                }
+                return answers
+            }
+        }
+        let (fast, router) = (try await answers(fastPath: true), try await answers(fastPath: false))
+        #expect(fast.map(\.status) == [200, 200, 429])
+        #expect(router.map(\.status) == [200, 200, 429])
+        #expect(
+            fast[1].headers.map(\.0) == [
+                "Content-Type", "Cache-Control", "Content-Length", "RateLimit-Policy", "RateLimit", "X-Request-ID", "Date", "Server",
+            ])
+        #expect(
+            fast[2].headers.map(\.0) == [
+                "Content-Type", "Cache-Control", "Retry-After", "RateLimit-Policy", "RateLimit", "Content-Length", "X-Request-ID",
+                "Date", "Server",
+            ])
+        // The moment's values: the date, and the seconds until the window resets (one may have ticked between).
+        let momentary: Set = ["Date", "RateLimit", "Retry-After"]
+        for (viaFastPath, viaRouter) in zip(fast, router) {
+            #expect(viaFastPath.headers.map(\.0) == viaRouter.headers.map(\.0))
+            #expect(
+                viaFastPath.headers.filter { !momentary.contains($0.0) }.map(\.1) == viaRouter.headers.filter { !momentary.contains($0.0) }.map(\.1))
+            #expect(viaFastPath.body.count == viaRouter.body.count)
+        }
+        #expect(fast[2].text == router[2].text)
+    }
+
     /// A miss the fast path takes is signed on the event loop that read it (no hop to another thread and back);
     /// through the router it is signed in the request's task, off the loops.
     @Test(arguments: [true, false])

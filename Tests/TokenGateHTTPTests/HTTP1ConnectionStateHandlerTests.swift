@@ -80,9 +80,11 @@ import Testing
         try connection.answer()
         connection.loop.run()
         #expect(!connection.isOpen)
-        guard case .end? = try connection.channel.readOutbound(as: HTTPServerResponsePart.self).flatMap({ _ in
-            try connection.channel.readOutbound(as: HTTPServerResponsePart.self)
-        }) else {
+        guard
+            case .end? = try connection.channel.readOutbound(as: HTTPServerResponsePart.self).flatMap({ _ in
+                try connection.channel.readOutbound(as: HTTPServerResponsePart.self)
+            })
+        else {
             Issue.record("the answer was not written before the close")
             return
         }

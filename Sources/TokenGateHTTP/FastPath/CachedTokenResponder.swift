@@ -32,9 +32,29 @@ struct CachedTokenResponder: Sendable {
     /// The answer of the service's full path, without the headers of the moment (``head(of:date:)`` adds them).
     struct Fetched: Sendable {
         let status: HTTPResponse.Status
-        let headers: HTTPFields
+        /// The fields before `Content-Length`.
+        let headers: HTTPHeaders
+        /// A token's rate-limit fields, which come after `Content-Length`.
+        var rateLimits: RateLimitHeaders? = nil
         let body: ByteBuffer
         let requestID: String
+
+        /// A token's answer.
+        init(_ grant: TokenGrant, body: ByteBuffer, requestID: String) {
+            status = .ok
+            headers = TokenRoutes.jsonHeaders(cacheControl: "no-store", as: HTTPHeaders.self)
+            rateLimits = grant.rateLimits
+            self.body = body
+            self.requestID = requestID
+        }
+
+        /// A refusal's answer.
+        init(_ error: TokenGateError, requestID: String) {
+            status = error.status
+            headers = error.headers(as: HTTPHeaders.self)
+            body = error.bodyBuffer
+            self.requestID = requestID
+        }
     }
 
     /// The token route target of `request` when it may be one this answers: a GET of the token route's plain
@@ -67,7 +87,7 @@ struct CachedTokenResponder: Sendable {
         switch routes.service.cachedToken(for: query) {
         case .granted(let grant):
             TokenResponse.write(grant, now: routes.clock.wallSeconds(), into: &body)
-            return response(.ok, TokenRoutes.tokenHeaders(grant), body, requestID: fields.requestID, date: date)
+            return response(Fetched(grant, body: body, requestID: fields.requestID), date: date)
         case .refused(let error):
             return response(to: error, requestID: fields.requestID, date: date)
         case .needsFullPath(let admission):
@@ -81,10 +101,9 @@ struct CachedTokenResponder: Sendable {
         let requestID = admission.requestID ?? ""
         do throws(TokenGateError) {
             let grant = try await routes.service.token(for: admission)
-            let body = TokenRoutes.tokenBody(grant, clock: routes.clock)
-            return Fetched(status: .ok, headers: TokenRoutes.tokenHeaders(grant), body: body, requestID: requestID)
+            return Fetched(grant, body: TokenRoutes.tokenBody(grant, clock: routes.clock), requestID: requestID)
         } catch {
-            return Fetched(status: error.status, headers: error.headers, body: error.bodyBuffer, requestID: requestID)
+            return Fetched(error, requestID: requestID)
         }
     }
 
@@ -96,41 +115,35 @@ struct CachedTokenResponder: Sendable {
         return routes.service.token(afterSharedLimits: admission) { result in
             switch result {
             case .success(let grant):
-                let body = TokenRoutes.tokenBody(grant, clock: clock)
-                completion(Fetched(status: .ok, headers: TokenRoutes.tokenHeaders(grant), body: body, requestID: requestID))
+                completion(Fetched(grant, body: TokenRoutes.tokenBody(grant, clock: clock), requestID: requestID))
             case .failure(let error):
-                completion(Fetched(status: error.status, headers: error.headers, body: error.bodyBuffer, requestID: requestID))
+                completion(Fetched(error, requestID: requestID))
             }
         }
     }
 
-    /// The response head for `fetched`, with `date` for the `Date` header.
+    /// The response head the router's answer has for `fetched`, with `date` for the `Date` header: HTTP/1.1, the
+    /// status with its reason phrase (as the HTTPTypes → HTTP/1 conversion writes them), then the fields in the
+    /// router's order and spelling: the route's, `Content-Length` (Hummingbird's `Response`), a token's rate
+    /// limits (the token route), `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's
+    /// application).
     func head(of fetched: Fetched, date: String) -> HTTPResponseHead {
-        head(fetched.status, fetched.headers, bodyCount: fetched.body.readableBytes, requestID: fetched.requestID, date: date)
+        var headers = fetched.headers
+        headers.append(.contentLength, String(fetched.body.readableBytes))
+        TokenRoutes.appendRateLimits(fetched.rateLimits, to: &headers)
+        headers.append(.xRequestID, fetched.requestID)
+        headers.append(.date, date)
+        headers.append(.server, serverName)
+        let status = HTTPResponseStatus(statusCode: fetched.status.code, reasonPhrase: fetched.status.reasonPhrase)
+        return HTTPResponseHead(version: .http1_1, status: status, headers: headers)
     }
 
     private func response(to error: TokenGateError, requestID: String, date: String) -> Answer {
-        response(error.status, error.headers, error.bodyBuffer, requestID: requestID, date: date)
+        response(Fetched(error, requestID: requestID), date: date)
     }
 
-    private func response(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, requestID: String, date: String) -> Answer {
-        .response(head(status, headers, bodyCount: body.readableBytes, requestID: requestID, date: date), body: body)
-    }
-
-    /// The head the router's answer has, as the HTTPTypes → HTTP/1 conversion writes it: HTTP/1.1, the status
-    /// with its reason phrase, then the headers in the router's order and spelling: the route's, `Content-Length`
-    /// (Hummingbird's `Response`), `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's
-    /// application).
-    private func head(_ status: HTTPResponse.Status, _ fields: HTTPFields, bodyCount: Int, requestID: String, date: String) -> HTTPResponseHead {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(fields.count + 4)
-        for field in fields { headers.add(name: field.name.rawName, value: field.value) }
-        headers.add(name: HTTPField.Name.contentLength.rawName, value: String(bodyCount))
-        headers.add(name: HTTPField.Name.xRequestID.rawName, value: requestID)
-        headers.add(name: HTTPField.Name.date.rawName, value: date)
-        headers.add(name: HTTPField.Name.server.rawName, value: serverName)
-        return HTTPResponseHead(
-            version: .http1_1, status: HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase), headers: headers)
+    private func response(_ answer: Fetched, date: String) -> Answer {
+        .response(head(of: answer, date: date), body: answer.body)
     }
 }
 

@@ -4,21 +4,24 @@ internal import COpenSSL
 public enum Digest {
     /// SHA-256 of `bytes` (32 bytes).
     public static func sha256(_ bytes: [UInt8]) throws -> [UInt8] {
+        try bytes.withUnsafeBytes { try digest($0, .sha256, length: 32, name: "SHA-256") }
+    }
+
+    /// SHA-256 of the bytes `bytes` points to (32 bytes): a string's UTF-8 is hashed where it lies, not copied first.
+    public static func sha256(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
         try digest(bytes, .sha256, length: 32, name: "SHA-256")
     }
 
     /// SHA-1 of `bytes` (20 bytes). Not for security: SHA-1 is broken for collisions. It is here because Redis names
     /// a cached script by its SHA-1 (`EVALSHA`), and OpenSSL does every digest in this project.
     public static func sha1(_ bytes: [UInt8]) throws -> [UInt8] {
-        try digest(bytes, .sha1, length: 20, name: "SHA-1")
+        try bytes.withUnsafeBytes { try digest($0, .sha1, length: 20, name: "SHA-1") }
     }
 
-    private static func digest(_ bytes: [UInt8], _ algorithm: MessageDigest, length expected: Int, name: String) throws -> [UInt8] {
+    private static func digest(_ input: UnsafeRawBufferPointer, _ algorithm: MessageDigest, length expected: Int, name: String) throws -> [UInt8] {
         var output = [UInt8](repeating: 0, count: expected)
         var length: UInt32 = 0
-        let result = bytes.withUnsafeBufferPointer { input in
-            EVP_Digest(input.baseAddress, input.count, &output, &length, algorithm.pointer, nil)
-        }
+        let result = EVP_Digest(input.baseAddress, input.count, &output, &length, algorithm.pointer, nil)
         guard result == 1, length == expected else { throw OpenSSLError.drain("EVP_Digest(\(name))") }
         return output
     }

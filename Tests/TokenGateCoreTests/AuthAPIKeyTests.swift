@@ -101,6 +101,16 @@ import TokenGateTesting
         #expect(authError { _ = try callers.authenticate(authorization: "Bearer " + key) }?.code == .unauthenticated)
     }
 
+    /// What counts as a session token's shape: three base64url segments, the first two non-empty.
+    @Test(arguments: [
+        ("aaaa.bbbb.cccc", true), ("a.b.", true), ("eyJ-_.eyJ_-.sig-_", true), ("aaaa.bbbb", false), ("a.b.c.d", false),
+        (".bbbb.cccc", false), ("aaaa..cccc", false), ("..", false), ("aaaa.bb+b.cccc", false), ("aaaa.bbbb.cc=c", false),
+        ("aaaa.bbbb.cc cc", false), ("aa\u{e9}.bbbb.cccc", false), ("tg_demo_not_a_secret", false),
+    ])
+    func aCredentialHasTheShapeOfACompactJWS(credential: String, isJWS: Bool) {
+        #expect(BearerCredential.isCompactJWS(credential) == isJWS)
+    }
+
     @Test func callerIdentityIsProviderNameAndKind() throws {
         let callers = try threeClients()
         let first = try callers.authenticate(authorization: "Bearer tg_billing-key")

@@ -275,7 +275,8 @@ package final class CallerAuthenticator: Sendable {
 
     static func sha256(_ credential: String) throws(TokenGateError) -> [UInt8] {
         do {
-            return try Digest.sha256(Array(credential.utf8))
+            var credential = credential
+            return try credential.withUTF8 { try Digest.sha256(UnsafeRawBufferPointer($0)) }
         } catch {
             throw TokenGateError(.internalError, "SHA-256 failed: \(error)")
         }

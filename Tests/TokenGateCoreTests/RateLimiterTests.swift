@@ -115,4 +115,21 @@ import TokenGateTesting
         }
         #expect(allowed == 50)
     }
+
+    /// A refusal's log reason names the limit by its metric label; the literal costs a refusal no string building.
+    @Test(arguments: ProviderMetrics.RateLimitScope.allCases)
+    func aRefusalsReasonNamesItsLimit(scope: ProviderMetrics.RateLimitScope) {
+        #expect(scope.refusalReason == "\(scope.rawValue) rate limit reached")
+    }
+
+    /// The `RateLimit` value: the policy's name, what remains, and the whole seconds until it is whole again.
+    @Test(arguments: [
+        ("caller", 0, UInt64(0), #""caller";r=0;t=0"#), ("caller", 7, 1, #""caller";r=7;t=1"#),
+        ("context", 12, 2_000_000_000, #""context";r=12;t=2"#), ("context", 3, 2_000_000_001, #""context";r=3;t=3"#),
+        ("provider", 1_000_000, 3_599_999_999_999, #""provider";r=1000000;t=3600"#),
+        ("p", -1, UInt64.max, #""p";r=-1;t=18446744074"#), ("p", Int.max, 10, #""p";r=9223372036854775807;t=1"#),
+    ])
+    func theRateLimitStatusValue(name: String, remaining: Int, resetNanoseconds: UInt64, value: String) {
+        #expect(RateLimitHeaders.status(name, remaining: remaining, resetNanoseconds: resetNanoseconds) == value)
+    }
 }

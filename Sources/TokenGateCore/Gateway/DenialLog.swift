@@ -38,13 +38,18 @@ final class DenialLog: Sendable {
         let now = clock.monotonicNanoseconds()
         let key = Key(provider: provider?.rawValue ?? "(unknown)", code: error.code)
         let (logNow, finished) = windows.withLock { windows -> (Bool, Int) in
-            if let window = windows[key], now >= window.startedAt, now - window.startedAt < interval {
-                windows[key]!.suppressed += 1
+            // The key is hashed once: a flood of refusals comes through here, one lookup each.
+            guard let index = windows.index(forKey: key) else {
+                windows[key] = Window(startedAt: now, suppressed: 0)
+                return (true, 0)
+            }
+            let window = windows.values[index]
+            if now >= window.startedAt, now - window.startedAt < interval {
+                windows.values[index].suppressed += 1
                 return (false, 0)
             }
-            let finished = windows[key]?.suppressed ?? 0
-            windows[key] = Window(startedAt: now, suppressed: 0)
-            return (true, finished)
+            windows.values[index] = Window(startedAt: now, suppressed: 0)
+            return (true, window.suppressed)
         }
         guard logNow else { return }
         if finished > 0 { logSuppressed(finished, key) }

@@ -24,6 +24,18 @@ package final class ProviderMetrics: Sendable {
         case failedAuthPerPeer = "failed_auth_peer"
         /// A caller's cap on different contexts per window.
         case distinctContexts = "distinct_contexts"
+
+        /// The log reason of a refusal by this limit: a literal, so a refusal builds no string.
+        var refusalReason: String {
+            switch self {
+            case .provider: "provider rate limit reached"
+            case .caller: "caller rate limit reached"
+            case .context: "context rate limit reached"
+            case .failedAuth: "failed_auth rate limit reached"
+            case .failedAuthPerPeer: "failed_auth_peer rate limit reached"
+            case .distinctContexts: "distinct_contexts rate limit reached"
+            }
+        }
     }
 
     /// What a call to a client's authorizer answered (the `outcome` label).

@@ -121,7 +121,7 @@ struct ProviderLimiters: Sendable {
             return
         }
         metrics.recordRateLimited(scope)
-        throw TokenGateError(.rateLimited, "\(scope.rawValue) rate limit reached", retryAfterSeconds: seconds)
+        throw TokenGateError(.rateLimited, scope.refusalReason, retryAfterSeconds: seconds)
     }
 }
 

@@ -128,7 +128,8 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             host = value
         }
         guard let host else { return head.version.major < 1 || (head.version.major == 1 && head.version.minor == 0) }
-        return host.utf8.allSatisfy(isHostByte)
+        // The table is read once here: read per byte, its lazy global's once-check would cost more than the scan.
+        return isHostByte.withUnsafeBufferPointer { isHostByte in host.utf8.allSatisfy { isHostByte[Int($0)] } }
     }
 
     private static func isHost(_ name: String) -> Bool {
@@ -137,13 +138,14 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         return zip(name.utf8, "host".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
-    /// `uri-host [ ":" port ]` (RFC 3986): unreserved, sub-delims, `%` escapes, `:` and an IP literal's brackets.
-    private static func isHostByte(_ byte: UInt8) -> Bool {
-        switch byte {
+    /// The bytes of `uri-host [ ":" port ]` (RFC 3986): unreserved, sub-delims, `%` escapes, `:` and an IP
+    /// literal's brackets. A table, made once: every request's `Host` is checked byte by byte.
+    private static let isHostByte: [Bool] = (0...255).map { (byte: Int) -> Bool in
+        switch UInt8(byte) {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         default:
-            "-._~!$&'()*+,;=:%[]".utf8.contains(byte)
+            "-._~!$&'()*+,;=:%[]".utf8.contains(UInt8(byte))
         }
     }
 }

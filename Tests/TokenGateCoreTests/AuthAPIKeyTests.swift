@@ -104,6 +104,9 @@ import TokenGateTesting
     /// What counts as a session token's shape: three base64url segments, the first two non-empty.
     @Test(arguments: [
         ("aaaa.bbbb.cccc", true), ("a.b.", true), ("eyJ-_.eyJ_-.sig-_", true), ("aaaa.bbbb", false), ("a.b.c.d", false),
+        // Longer than the 255-byte blocks the check counts dots in: 258 dots must not wrap around to 2.
+        (String(repeating: "h", count: 300) + "." + String(repeating: "p", count: 700) + "." + String(repeating: "s", count: 342), true),
+        (String(repeating: "a.", count: 258), false), (String(repeating: "a", count: 600) + "." + String(repeating: "b", count: 600) + "!.c", false),
         (".bbbb.cccc", false), ("aaaa..cccc", false), ("..", false), ("aaaa.bb+b.cccc", false), ("aaaa.bbbb.cc=c", false),
         ("aaaa.bbbb.cc cc", false), ("aa\u{e9}.bbbb.cccc", false), ("tg_demo_not_a_secret", false),
     ])

@@ -127,7 +127,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         // Called once, on this loop (a store's reply, the task) or from elsewhere (then hopping here).
-        let answer: @Sendable (CachedTokenResponder.Fetched) -> Void = { fetched in
+        let answer: @Sendable (CachedTokenResponder.TokenAnswer) -> Void = { fetched in
             guard loop.inEventLoop else { return loop.execute { bound.value.handler.answered(fetched, context: bound.value.context) } }
             bound.value.handler.answered(fetched, context: bound.value.context)
         }
@@ -141,7 +141,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Writes a fetch's answer, then reads on.
-    private func answered(_ fetched: CachedTokenResponder.Fetched, context: ChannelHandlerContext) {
+    private func answered(_ fetched: CachedTokenResponder.TokenAnswer, context: ChannelHandlerContext) {
         fetching = false
         // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
         guard isActive else { return }

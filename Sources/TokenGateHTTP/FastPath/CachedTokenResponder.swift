@@ -29,8 +29,9 @@ struct CachedTokenResponder: Sendable {
         case passOn
     }
 
-    /// The answer of the service's full path, without the headers of the moment (``head(of:date:)`` adds them).
-    struct Fetched: Sendable {
+    /// A token request's answer (a token or a refusal, decided here or by the service's full path): its status,
+    /// fields and body, without the fields of the moment (``head(of:date:)`` adds them).
+    struct TokenAnswer: Sendable {
         let status: HTTPResponse.Status
         /// The fields before `Content-Length`.
         let headers: HTTPHeaders
@@ -87,7 +88,7 @@ struct CachedTokenResponder: Sendable {
         switch routes.service.cachedToken(for: query) {
         case .granted(let grant):
             TokenResponse.write(grant, now: routes.clock.wallSeconds(), into: &body)
-            return response(Fetched(grant, body: body, requestID: fields.requestID), date: date)
+            return response(TokenAnswer(grant, body: body, requestID: fields.requestID), date: date)
         case .refused(let error):
             return response(to: error, requestID: fields.requestID, date: date)
         case .needsFullPath(let admission):
@@ -97,52 +98,52 @@ struct CachedTokenResponder: Sendable {
 
     /// The answer to `admission` (from ``answer(_:route:peer:date:body:)``) by the service's full path: the token route's
     /// own rendering of a grant or of an error.
-    func fetch(_ admission: TokenAdmission) async -> Fetched {
+    func fetch(_ admission: TokenAdmission) async -> TokenAnswer {
         let requestID = admission.requestID ?? ""
         do throws(TokenGateError) {
             let grant = try await routes.service.token(for: admission)
-            return Fetched(grant, body: TokenRoutes.tokenBody(grant, clock: routes.clock), requestID: requestID)
+            return TokenAnswer(grant, body: TokenRoutes.tokenBody(grant, clock: routes.clock), requestID: requestID)
         } catch {
-            return Fetched(error, requestID: requestID)
+            return TokenAnswer(error, requestID: requestID)
         }
     }
 
     /// ``fetch(_:)`` without a task, when the only wait is the shared limits' check for a cached token (see
     /// ``TokenService/token(afterSharedLimits:completion:)``): `completion` gets the answer once. False when only
     /// ``fetch(_:)`` can answer.
-    func fetchWithoutTask(_ admission: TokenAdmission, completion: @escaping @Sendable (Fetched) -> Void) -> Bool {
+    func fetchWithoutTask(_ admission: TokenAdmission, completion: @escaping @Sendable (TokenAnswer) -> Void) -> Bool {
         let (requestID, clock) = (admission.requestID ?? "", routes.clock)
         return routes.service.token(afterSharedLimits: admission) { result in
             switch result {
             case .success(let grant):
-                completion(Fetched(grant, body: TokenRoutes.tokenBody(grant, clock: clock), requestID: requestID))
+                completion(TokenAnswer(grant, body: TokenRoutes.tokenBody(grant, clock: clock), requestID: requestID))
             case .failure(let error):
-                completion(Fetched(error, requestID: requestID))
+                completion(TokenAnswer(error, requestID: requestID))
             }
         }
     }
 
-    /// The response head the router's answer has for `fetched`, with `date` for the `Date` header: HTTP/1.1, the
+    /// The response head the router's answer has for `answer`, with `date` for the `Date` header: HTTP/1.1, the
     /// status with its reason phrase (as the HTTPTypes → HTTP/1 conversion writes them), then the fields in the
     /// router's order and spelling: the route's, `Content-Length` (Hummingbird's `Response`), a token's rate
     /// limits (the token route), `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's
     /// application).
-    func head(of fetched: Fetched, date: String) -> HTTPResponseHead {
-        var headers = fetched.headers
-        headers.append(.contentLength, String(fetched.body.readableBytes))
-        TokenRoutes.appendRateLimits(fetched.rateLimits, to: &headers)
-        headers.append(.xRequestID, fetched.requestID)
+    func head(of answer: TokenAnswer, date: String) -> HTTPResponseHead {
+        var headers = answer.headers
+        headers.append(.contentLength, String(answer.body.readableBytes))
+        TokenRoutes.appendRateLimits(answer.rateLimits, to: &headers)
+        headers.append(.xRequestID, answer.requestID)
         headers.append(.date, date)
         headers.append(.server, serverName)
-        let status = HTTPResponseStatus(statusCode: fetched.status.code, reasonPhrase: fetched.status.reasonPhrase)
+        let status = HTTPResponseStatus(statusCode: answer.status.code, reasonPhrase: answer.status.reasonPhrase)
         return HTTPResponseHead(version: .http1_1, status: status, headers: headers)
     }
 
     private func response(to error: TokenGateError, requestID: String, date: String) -> Answer {
-        response(Fetched(error, requestID: requestID), date: date)
+        response(TokenAnswer(error, requestID: requestID), date: date)
     }
 
-    private func response(_ answer: Fetched, date: String) -> Answer {
+    private func response(_ answer: TokenAnswer, date: String) -> Answer {
         .response(head(of: answer, date: date), body: answer.body)
     }
 }

@@ -331,8 +331,8 @@ let package = Package(
         .testTarget(
             name: "GoogleIAMSignerTests",
             dependencies: [
-                "GoogleIAMSigner", "TokenBackendConformance", "GoogleAuth", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE",
-                "OpenSSLPrimitives",
+                "GoogleIAMSigner", "StaticKeySigner", "TokenBackendConformance", "GoogleAuth", "TokenGateCore", "TokenGateHTTP",
+                "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

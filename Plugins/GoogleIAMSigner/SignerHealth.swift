@@ -56,20 +56,30 @@ final class SignerHealth: Sendable {
     /// Why the signer cannot serve now; each reason names what to fix.
     var readiness: BackendReadiness {
         state.withLock { state in
+            // A question not answered yet, with no failure seen, is a start in progress; once it failed, not ready.
             var notReady: [String] = []
+            var starting: [String] = []
             if !state.hasAccessToken {
-                notReady.append(
-                    "no access token yet from \(credentialsSummary)\(state.lastCredentialsFailure.map { ": \($0)" } ?? "")")
+                let reason = "no access token yet from \(credentialsSummary)"
+                if let failure = state.lastCredentialsFailure {
+                    notReady.append("\(reason): \(failure)")
+                } else {
+                    starting.append(reason)
+                }
             }
             for account in accounts {
                 if let message = state.forbidden[account] {
                     notReady.append(Self.missingPermission(account: account, message: message))
                 } else if state.hasAccessToken, !state.signed.contains(account) {
-                    notReady.append(
-                        "not yet known whether IAM lets the gateway sign as \(account)\(state.unanswered[account].map { ": \($0)" } ?? "")")
+                    let reason = "not yet known whether IAM lets the gateway sign as \(account)"
+                    if let failure = state.unanswered[account] {
+                        notReady.append("\(reason): \(failure)")
+                    } else {
+                        starting.append(reason)
+                    }
                 }
             }
-            return BackendReadiness(notReady: notReady)
+            return BackendReadiness(notReady: notReady, starting: starting)
         }
     }
 

@@ -58,29 +58,46 @@ package struct TokenRoutes: Sendable {
         }
     }
 
-    /// `/readyz`: 503 until every provider can serve (its JWKS URLs fetched once); a provider on its last good
-    /// keys is ready but says so. Liveness is `/healthz`. On the public listener the answer is the status alone:
-    /// the details name every tenant, its state and its reasons (URLs, errors), and a caller never reads
-    /// anything about another tenant; the admin listener gives them (`detailed`).
+    /// `/readyz`: 200 while this process can serve (``GatewayReadiness``: one tenant that cannot never makes it 503
+    /// by itself), else 503. Liveness is `/healthz`. On the public listener the answer is the status alone: the
+    /// details name every tenant, its state, since when and why (URLs, errors), and a caller never reads anything
+    /// about another tenant; the admin listener gives them (`detailed`).
     static func readiness(of service: TokenService, detailed: Bool) -> Response {
-        let generation = service.generation
-        var providers = JSONObject()
-        var allReady = true
-        for (id, runtime) in generation.providers.sorted(by: { $0.key < $1.key }) {
-            let readiness = generation.readiness(of: runtime)
-            allReady = allReady && readiness.isReady
-            guard detailed else { continue }
-            var entry: JSONObject = ["state": .string(readiness.state.rawValue)]
-            if !readiness.reasons.isEmpty { entry["reasons"] = .array(readiness.reasons.map(JSONValue.string)) }
-            providers[id.rawValue] = .object(entry)
-        }
-        var body: JSONObject = ["status": .string(allReady ? "ready" : "not_ready")]
+        let readiness = service.readiness()
+        var body: JSONObject = ["status": .string(readiness.isReady ? "ready" : "not_ready")]
         if detailed {
+            let generation = service.generation
+            if !readiness.reasons.isEmpty { body["reasons"] = .array(readiness.reasons.map(JSONValue.string)) }
             body["generation"] = .integer(Int64(generation.number))
             body["configSha256"] = .string(generation.configurationDigest)
+            var providers = JSONObject()
+            for provider in readiness.providers { providers[provider.id.rawValue] = .object(Self.details(of: provider)) }
             body["providers"] = .object(providers)
         }
-        return json(JSON.serialize(.object(body)), status: allReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
+        return json(JSON.serialize(.object(body)), status: readiness.isReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
+    }
+
+    /// `/readyz/providers/{providerId}` (admin listener): 200 while that provider can serve (ready or degraded), else
+    /// 503, with its details; for an orchestrator or a check that follows one tenant.
+    static func providerReadiness(of service: TokenService, providerID: String) -> Response {
+        guard let provider = service.readiness().providers.first(where: { $0.id.rawValue == providerID }) else {
+            return TokenGateError(.unknownProvider, "no provider with that ID").response()
+        }
+        var body: JSONObject = ["provider": .string(provider.id.rawValue)]
+        for (key, value) in details(of: provider) { body[key] = value }
+        return json(
+            JSON.serialize(.object(body)), status: provider.readiness.isReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
+    }
+
+    /// One provider's entry in the admin readiness: its state, since when (RFC 3339, UTC), whether it gates the
+    /// process, and its reasons.
+    private static func details(of provider: GatewayReadiness.Provider) -> JSONObject {
+        var entry: JSONObject = [
+            "state": .string(provider.readiness.state.rawValue), "since": .string(provider.sinceText),
+        ]
+        if provider.isRequired { entry["required"] = .bool(true) }
+        if !provider.readiness.reasons.isEmpty { entry["reasons"] = .array(provider.readiness.reasons.map(JSONValue.string)) }
+        return entry
     }
 
     static let healthBody = Array(#"{"status":"ok"}"#.utf8)

@@ -68,7 +68,7 @@ package final class GatewayGeneration: Sendable {
         let own = runtime.readiness
         guard let error = staleTenants[runtime.id] else { return own }
         let reasons = own.reasons + ["stale_config: serving the last good configuration; \(error)"]
-        return ProviderReadiness(state: own.state == .notReady ? .notReady : .degraded, reasons: reasons)
+        return ProviderReadiness(state: own.state == .ready ? .degraded : own.state, reasons: reasons)
     }
 
     /// Every verification key that came from a certificate, with when the certificate expires.

@@ -70,6 +70,7 @@ package final class GatewayReloader: Service {
                 }
                 if let interval = self.watchInterval { group.addTask { await self.watch(every: interval) } }
                 group.addTask { await self.housekeeping() }
+                group.addTask { await self.watchReadiness() }
                 await group.next()
                 group.cancelAll()
             }
@@ -113,6 +114,7 @@ package final class GatewayReloader: Service {
             for runtime in next.providers.values { group.addTask { await runtime.keyHealth.refreshPublished() } }
         }
         service.install(next)
+        service.readiness()
         signalSwap()
         assembler.metrics.recordReload(.success)
         for warning in next.warnings { logger.warning("configuration: \(warning)") }
@@ -238,6 +240,15 @@ package final class GatewayReloader: Service {
             text += (try? ConfigNode.parse(tenant.bytes, file: tenantFile).fingerprintText()) ?? ""
         }
         return try? Digest.sha256([UInt8](data) + Array(text.utf8))
+    }
+
+    /// Every 2 s (and after each swap): each provider's readiness, so a change is logged, dated and in the gauges
+    /// when it happens, not at the next probe or scrape.
+    private func watchReadiness() async {
+        while !Task.isCancelled {
+            service.readiness()
+            do { try await Task.sleep(for: .seconds(2)) } catch { return }
+        }
     }
 
     /// Every 10 s: the counts of denials not logged one by one, and a warning once for each certificate whose

@@ -147,14 +147,19 @@ public struct BackendReadiness: Sendable, Equatable {
     public var notReady: [String]
     /// Why it serves, but not as configured.
     public var degraded: [String]
+    /// What it is still waiting for a first answer about (an access token asked for, a permission not yet known),
+    /// with no failure seen yet: a start the gateway waits for, up to `server.readiness.startTimeout`, before it
+    /// takes traffic. A failure moves the reason to ``notReady``.
+    public var starting: [String]
 
     /// Ready.
     public static let ready = BackendReadiness(notReady: [], degraded: [])
 
     /// Creates a readiness report.
-    public init(notReady: [String], degraded: [String] = []) {
+    public init(notReady: [String], degraded: [String] = [], starting: [String] = []) {
         self.notReady = notReady
         self.degraded = degraded
+        self.starting = starting
     }
 }
 

@@ -122,6 +122,9 @@ package struct ConfigurationParser: Sendable {
         guard !providers.isEmpty || !errors.errors.isEmpty || !errors.brokenTenantFiles.isEmpty else {
             throw providersNode.error("declare at least one provider")
         }
+        if only == nil {
+            try errors.attempt { try checkRequiredProviders(server, declared: Set(entries.map(\.key)), serverNode: document.optional("server")) }
+        }
         warnIfPeersShareAProxysAddress(server, providers: providers, serverNode: document.optional("server"), root: root)
         var configuration = GatewayConfiguration(
             server: server, providers: providers, audit: audit, adminKeys: adminKeys, endedContexts: endedContexts,
@@ -129,6 +132,18 @@ package struct ConfigurationParser: Sendable {
         configuration.providerFiles = providerFiles
         configuration.includedFiles = included
         return configuration
+    }
+
+    /// Every provider `server.readiness.requireProviders` names must be declared (inline or in a tenant file, even one
+    /// that is broken now: its tenant is then not served, which the readiness says).
+    private func checkRequiredProviders(_ server: ServerSettings, declared: Set<String>, serverNode: ConfigNode?) throws {
+        guard !server.readiness.requireProviders.isEmpty,
+            let readiness = try serverNode?.mapping(allowedKeys: ServerSettings.keys).optional("readiness"),
+            let list = try readiness.mapping(allowedKeys: ["requireProviders", "startTimeout"]).optional("requireProviders")
+        else { return }
+        for entry in try list.sequence() where !declared.contains(try entry.string()) {
+            throw entry.error("no provider '\(try entry.string())' is declared; requireProviders names providers of this configuration")
+        }
     }
 
     /// The entries of `providers:`, inline ones first, then those of each included tenant file (with its path);

@@ -75,6 +75,8 @@ package struct ServerSettings: Sendable, Equatable {
     package var logFormat: LogFormat = .text
     /// The least severe level logged.
     package var logLevel: Logger.Level = .info
+    /// What makes the process unready beyond "no provider can serve" (`server.readiness`).
+    package var readiness = ReadinessSettings()
 
     /// Creates settings with the defaults.
     package init() {}

@@ -5,7 +5,7 @@ extension ServerSettings {
     /// The keys `server:` may have.
     static let keys: Set<String> = [
         "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "fastPath", "eventLoops", "admin", "tls",
-        "trustedProxies", "proxyProtocol", "logFormat", "logLevel",
+        "trustedProxies", "proxyProtocol", "logFormat", "logLevel", "readiness",
     ]
 
     /// The `server:` section:
@@ -32,6 +32,7 @@ extension ServerSettings {
     ///   proxyProtocol: off       # off, v1 or v2: trusted peers open each connection with a PROXY header
     ///   logFormat: text          # text or json
     ///   logLevel: info           # trace, debug, info, notice, warning, error, critical
+    ///   readiness: { requireProviders: [acme-rides], startTimeout: 30s }   # see ReadinessSettings
     /// ```
     static func parse(_ node: ConfigNode) throws -> ServerSettings {
         let mapping = try node.mapping(allowedKeys: keys)
@@ -73,6 +74,7 @@ extension ServerSettings {
             }
             server.logLevel = level
         }
+        if let value = mapping.optional("readiness") { server.readiness = try ReadinessSettings.parse(value) }
         if let admin = server.admin, admin.host == server.host, admin.port == server.port, admin.port != 0 {
             throw (mapping.optional("admin") ?? mapping.optional("port") ?? node).error(
                 "the admin listener must not share the public port \(server.port)")

@@ -23,6 +23,8 @@ package final class TokenService: Sendable {
     package var sharedState: SharedState? { services.sharedState }
     /// Ends and lifts contexts (the admin API); outlives every generation.
     package let contexts: ContextLifecycle
+    /// Each provider's readiness over time, and the process's verdict; outlives every generation.
+    private let readinessTracker: ReadinessTracker
 
     /// How long a mint whose token names an unknown `kid` waits for the early JWKS refetch it asks for.
     package static let defaultUnknownKeyWait = Duration.seconds(3)
@@ -43,6 +45,7 @@ package final class TokenService: Sendable {
         self.services = services
         self.formatter = formatter
         self.denials = DenialLog(clock: clock, logger: logger)
+        self.readinessTracker = ReadinessTracker(clock: clock, logger: logger, factory: generation.metrics.factory)
         self.contexts = ContextLifecycle(
             endedContexts: services.endedContexts, sharedState: sharedState, clock: clock, logger: logger,
             generation: { current.serving.generation })
@@ -63,6 +66,16 @@ package final class TokenService: Sendable {
         current.serving = Serving(next, formatter: formatter, services: services)
         next.metrics.recordGeneration(next.number)
         next.metrics.recordTenantConfigurations(of: next, previous: previous)
+    }
+
+    /// Whether this process can serve now, with each provider's state (`/readyz`); records what changed.
+    @discardableResult
+    package func readiness() -> GatewayReadiness { readinessTracker.evaluate(generation) }
+
+    /// Sets the gauges that are read rather than counted: the generation's, and readiness. Call before exporting.
+    package func updateGauges() {
+        generation.updateGauges()
+        readiness()
     }
 
     /// Logs the counts of denials that were not logged one by one (call it every few seconds).

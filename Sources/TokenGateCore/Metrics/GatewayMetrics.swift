@@ -114,6 +114,8 @@ package final class GatewayMetrics: Sendable {
         static let tenantFilesBroken = "tokengate_tenant_files_broken"
         static let circuitTransitions = "tokengate_circuit_transitions_total"
         static let backendRefusals = "tokengate_backend_refusals_total"
+        static let providerReady = "tokengate_provider_ready"
+        static let processReady = "tokengate_ready"
     }
 }
 

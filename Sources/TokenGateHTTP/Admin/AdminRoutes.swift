@@ -3,7 +3,7 @@ import Hummingbird
 import TokenGateCore
 
 /// The operator's endpoints, on the admin listener only (loopback by default): `/metrics` (Prometheus text),
-/// `/healthz`, `/readyz`, `/openapi.json`, the lifecycle API (``ContextLifecycleRoutes``) and the push endpoint of Fleet Engine's
+/// `/healthz`, `/readyz` (and `/readyz/providers/{id}`), `/openapi.json`, the lifecycle API (``ContextLifecycleRoutes``) and the push endpoint of Fleet Engine's
 /// events (``FleetEventRoutes``). Metrics name every tenant, so the public listener never serves them.
 struct AdminRoutes: Sendable {
     let service: TokenService
@@ -13,10 +13,14 @@ struct AdminRoutes: Sendable {
         .init(path: "/metrics", allow: "GET"),
         .init(path: "/healthz", allow: "GET"),
         .init(path: "/readyz", allow: "GET"),
+        .init(path: providerReadinessPath, allow: "GET"),
         .init(path: "/openapi.json", allow: "GET"),
         .init(path: ContextLifecycleRoutes.path, allow: "POST, DELETE"),
         .init(path: FleetEventRoutes.path, allow: "POST"),
     ])
+
+    /// One provider's readiness, for an orchestrator or a check that follows one tenant.
+    static let providerReadinessPath = "/readyz/providers/:providerId"
 
     static let openAPIBody = ByteBuffer(bytes: OpenAPIDocument.bytes)
 
@@ -32,6 +36,9 @@ struct AdminRoutes: Sendable {
         }
         router.get("/readyz") { _, _ in
             TokenRoutes.readiness(of: service, detailed: true)
+        }
+        router.get(RouterPath(Self.providerReadinessPath)) { _, context in
+            TokenRoutes.providerReadiness(of: service, providerID: context.parameters.get("providerId") ?? "")
         }
         router.get("/openapi.json") { _, _ in
             TokenRoutes.json(Self.openAPIBody, status: .ok, cacheControl: "no-cache")

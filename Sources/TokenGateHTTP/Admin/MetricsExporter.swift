@@ -26,7 +26,7 @@ package final class MetricsExporter: Sendable {
 
     /// The exposition text (format 0.0.4) of every metric, with the gauges read now.
     package func scrape(_ service: TokenService) -> [UInt8] {
-        service.generation.updateGauges()
+        service.updateGauges()
         process.update()
         var buffer: [UInt8] = []
         buffer.reserveCapacity(16 * 1024)

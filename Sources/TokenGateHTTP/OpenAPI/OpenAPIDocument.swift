@@ -145,6 +145,7 @@ package enum OpenAPIDocument {
             ]),
             "/healthz": .object(["get": health]),
             "/readyz": .object(["get": readiness]),
+            "/readyz/providers/{providerId}": .object(["get": providerReadiness]),
             "/metrics": .object([
                 "get": .object([
                     "operationId": "getMetrics",
@@ -267,12 +268,37 @@ package enum OpenAPIDocument {
             "operationId": "getReadiness",
             "tags": ["health"],
             "summary":
-                "Readiness: 200 when every provider can serve, else 503; the status alone here, with each provider's state on the admin listener",
+                "Readiness: 200 while this process can serve (one tenant that cannot never makes it 503), else 503; the status alone here, with the reasons and each provider's state on the admin listener",
             "responses": responses(
                 .admin,
                 [
-                    "200": .object(["description": "Every provider can serve.", "content": json(schema: "Readiness", example: readinessExample)]),
-                    "503": .object(["description": "A provider cannot serve yet.", "content": json(schema: "Readiness", example: nil)]),
+                    "200": .object([
+                        "description": "The process can serve: at least one provider, every required one, its start done.",
+                        "content": json(schema: "Readiness", example: readinessExample),
+                    ]),
+                    "503": .object([
+                        "description": "No provider can serve, a required provider cannot, or the start is still waiting for first answers.",
+                        "content": json(schema: "Readiness", example: nil),
+                    ]),
+                ]),
+        ])
+    }
+
+    static var providerReadiness: JSONValue {
+        .object([
+            "operationId": "getProviderReadiness",
+            "tags": ["admin"],
+            "servers": adminServers,
+            "summary": "One provider's readiness: 200 while it can serve (ready or degraded), else 503, with its state, since when and why",
+            "parameters": [providerID],
+            "responses": responses(
+                .providerReadiness,
+                [
+                    "200": .object([
+                        "description": "The provider can serve.",
+                        "content": json(schema: "ProviderReadiness", example: providerReadinessExample),
+                    ]),
+                    "503": .object(["description": "The provider cannot serve.", "content": json(schema: "ProviderReadiness", example: nil)]),
                 ]),
         ])
     }
@@ -425,7 +451,7 @@ package enum OpenAPIDocument {
 
     /// Which operation's errors: each route can answer a different subset of the codes.
     enum Route {
-        case token, samples, preflight, jwks, admin, lifecycle, fleetEvents
+        case token, samples, preflight, jwks, admin, providerReadiness, lifecycle, fleetEvents
     }
 
     /// The error responses of `route`, grouped by status, every code listed with its fixed message. Derived from
@@ -444,6 +470,8 @@ package enum OpenAPIDocument {
             codes = [.unknownProvider, .backendUnavailable] + everywhere
         case .admin:
             codes = everywhere
+        case .providerReadiness:
+            codes = [.unknownProvider] + everywhere
         case .lifecycle:
             codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited] + everywhere
         case .fleetEvents:
@@ -619,20 +647,19 @@ package enum OpenAPIDocument {
                 "description": "On the public listener `status` alone; the admin listener adds the rest.",
                 "properties": .object([
                     "status": .object(["type": "string", "enum": ["ready", "not_ready"]]),
+                    "reasons": .object([
+                        "type": "array", "items": .object(["type": "string"]), "description": "Why the process is not ready.",
+                    ]),
                     "generation": .object(["type": "integer", "minimum": 1]),
                     "configSha256": .object(["type": "string", "pattern": "^[0-9a-f]{64}$"]),
-                    "providers": .object([
-                        "type": "object",
-                        "additionalProperties": .object([
-                            "type": "object",
-                            "required": ["state"],
-                            "properties": .object([
-                                "state": .object(["type": "string", "enum": ["ready", "degraded", "not_ready"]]),
-                                "reasons": .object(["type": "array", "items": .object(["type": "string"])]),
-                            ]),
-                        ]),
-                    ]),
+                    "providers": .object(["type": "object", "additionalProperties": providerStateSchema]),
                 ]),
+            ]),
+            "ProviderReadiness": .object([
+                "allOf": [
+                    providerStateSchema,
+                    .object(["type": "object", "required": ["provider"], "properties": .object(["provider": .object(["type": "string"])])]),
+                ]
             ]),
         ]
     }
@@ -648,4 +675,23 @@ package enum OpenAPIDocument {
     ])
 
     static let readinessExample: JSONValue = .object(["status": "ready"])
+
+    /// One provider's state in the admin readiness.
+    static let providerStateSchema: JSONValue = .object([
+        "type": "object",
+        "required": ["state", "since"],
+        "properties": .object([
+            "state": .object(["type": "string", "enum": ["ready", "degraded", "starting", "not_ready"]]),
+            "since": .object(["type": "string", "format": "date-time", "description": "When this process first saw the state (UTC)."]),
+            "required": .object(["type": "boolean", "description": "Present (true) when server.readiness.requireProviders names it."]),
+            "reasons": .object(["type": "array", "items": .object(["type": "string"])]),
+        ]),
+    ])
+
+    static let providerReadinessExample: JSONValue = .object([
+        "provider": "acme-rides", "state": "not_ready", "since": "2026-12-07T10:00:00Z",
+        "reasons": [
+            "IAM refuses iam.serviceAccounts.signJwt on fleet-consumer@acme-rides.iam.gserviceaccount.com (Permission denied): grant the gateway's identity roles/iam.serviceAccountTokenCreator on fleet-consumer@acme-rides.iam.gserviceaccount.com"
+        ],
+    ])
 }

@@ -8,7 +8,8 @@ extension RESPClient {
     /// When the connection drops, it is re-opened after a backoff and the channels subscribed again, for as long as
     /// `body` runs. When `body` returns or throws, or its task is cancelled, the client unsubscribes and closes the
     /// connection. Throws without running `body` when the first subscription fails. Up to `bufferSize` messages
-    /// wait for `body` to read them; beyond that the oldest are dropped.
+    /// wait for `body` to read them; beyond that the oldest are dropped. `gaps` is told of each drop of the connection,
+    /// each subscription after one, and each time messages were dropped.
     ///
     /// ```swift
     /// try await client.subscribe(to: ["minted:trip-1"]) { messages in
@@ -16,7 +17,8 @@ extension RESPClient {
     /// }
     /// ```
     package func subscribe<Result: Sendable>(
-        to channels: [String], bufferSize: Int = 1024, _ body: (RESPSubscription) async throws -> Result
+        to channels: [String], bufferSize: Int = 1024, gaps: @escaping @Sendable (RESPSubscriptionGap) -> Void = { _ in },
+        _ body: (RESPSubscription) async throws -> Result
     ) async throws -> Result {
         precondition(!channels.isEmpty, "subscribe to at least one channel")
         let (messages, messageSink) = AsyncStream.makeStream(
@@ -24,7 +26,7 @@ extension RESPClient {
         let (started, startedSink) = AsyncStream.makeStream(of: Swift.Result<Void, any Error>.self)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                await self.runSubscriber(channels: channels, messages: messageSink, started: startedSink)
+                await self.runSubscriber(channels: channels, messages: messageSink, started: startedSink, gaps: gaps)
             }
             defer { group.cancelAll() }
             var outcomes = started.makeAsyncIterator()
@@ -38,7 +40,7 @@ extension RESPClient {
     /// drop waits out the backoff and does it again. Reports the first subscription's outcome to `started`.
     private func runSubscriber(
         channels: [String], messages: AsyncStream<RESPMessage>.Continuation,
-        started: AsyncStream<Swift.Result<Void, any Error>>.Continuation
+        started: AsyncStream<Swift.Result<Void, any Error>>.Continuation, gaps: @escaping @Sendable (RESPSubscriptionGap) -> Void
     ) async {
         defer {
             messages.finish()
@@ -46,14 +48,17 @@ extension RESPClient {
         }
         var failures = 0
         var isStarted = false
+        var isSubscribed = false
         while !Task.isCancelled {
             do {
                 try await subscribeOnce(
-                    channels: channels, open: { try await self.openConnection(pushes: $0) }, deliver: { messages.yield($0) }
+                    channels: channels, open: { try await self.openConnection(pushes: $0) },
+                    deliver: { if case .dropped = messages.yield($0) { gaps(.overflowed) } }
                 ) {
                     failures = 0
-                    if !isStarted { started.yield(.success(())) }
+                    if isStarted { gaps(.restored) } else { started.yield(.success(())) }
                     isStarted = true
+                    isSubscribed = true
                 }
             } catch {
                 guard isStarted else {
@@ -62,6 +67,10 @@ extension RESPClient {
                 }
                 failures += 1
                 logger.warning("Redis subscriber connection failed", metadata: ["error": "\(error)"])
+            }
+            if isSubscribed {
+                isSubscribed = false
+                if !Task.isCancelled { gaps(.lost) }
             }
             guard !Task.isCancelled, !isShutdown else { return }
             let delay = configuration.reconnectBackoff.delay(afterFailures: max(failures, 1))

@@ -5,9 +5,11 @@ import Synchronization
 /// A Redis deployment a caller talks to as one: one server, or the primary Sentinel names (``RESPClient``), or a
 /// cluster (``RESPClusterClient``).
 package protocol RESPDeployment: RESPCommandSending {
-    /// Subscribes to `channels` and runs `body` with the messages (see ``RESPClient/subscribe(to:bufferSize:_:)``).
+    /// Subscribes to `channels` and runs `body` with the messages, telling `gaps` what it may have missed (see
+    /// ``RESPClient/subscribe(to:bufferSize:gaps:_:)``).
     func subscribe<Result: Sendable>(
-        to channels: [String], bufferSize: Int, _ body: (RESPSubscription) async throws -> Result
+        to channels: [String], bufferSize: Int, gaps: @escaping @Sendable (RESPSubscriptionGap) -> Void,
+        _ body: (RESPSubscription) async throws -> Result
     ) async throws -> Result
     /// Closes every connection; commands fail with ``RESPError/shutdown`` afterwards.
     func shutdown() async
@@ -21,9 +23,12 @@ package protocol RESPDeployment: RESPCommandSending {
 }
 
 extension RESPDeployment {
-    /// ``subscribe(to:bufferSize:_:)`` keeping up to 1,024 unread messages.
-    package func subscribe<Result: Sendable>(to channels: [String], _ body: (RESPSubscription) async throws -> Result) async throws -> Result {
-        try await subscribe(to: channels, bufferSize: 1024, body)
+    /// ``subscribe(to:bufferSize:gaps:_:)`` keeping up to 1,024 unread messages.
+    package func subscribe<Result: Sendable>(
+        to channels: [String], gaps: @escaping @Sendable (RESPSubscriptionGap) -> Void = { _ in },
+        _ body: (RESPSubscription) async throws -> Result
+    ) async throws -> Result {
+        try await subscribe(to: channels, bufferSize: 1024, gaps: gaps, body)
     }
 }
 
@@ -119,9 +124,10 @@ package final class RESPClusterClient: RESPDeployment, Sendable {
     package var isOpenOnCurrentEventLoop: Bool { false }
 
     package func subscribe<Result: Sendable>(
-        to channels: [String], bufferSize: Int, _ body: (RESPSubscription) async throws -> Result
+        to channels: [String], bufferSize: Int, gaps: @escaping @Sendable (RESPSubscriptionGap) -> Void,
+        _ body: (RESPSubscription) async throws -> Result
     ) async throws -> Result {
-        try await client(at: seeds[0]).subscribe(to: channels, bufferSize: bufferSize, body)
+        try await client(at: seeds[0]).subscribe(to: channels, bufferSize: bufferSize, gaps: gaps, body)
     }
 
     package func shutdown() async {

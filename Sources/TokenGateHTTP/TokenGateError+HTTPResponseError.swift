@@ -17,7 +17,8 @@ extension TokenGateError: HTTPResponseError {
         case .rateLimited: .tooManyRequests
         case .contextEnded: .gone
         case .backendInvalidToken, .backendError: .badGateway
-        case .backendUnavailable, .authorizerUnavailable: .serviceUnavailable
+        case .backendUnavailable, .authorizerUnavailable, .sharedStateUnavailable: .serviceUnavailable
+        case .endedListFull: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
         case .backendTimeout: .gatewayTimeout
         default: .internalServerError
         }

@@ -28,9 +28,16 @@ enum RedisScripts {
         """)
 
     /// The value at KEYS[1] as `{1, value}`; else ``lock`` of KEYS[2] for ARGV[1] for ARGV[2] milliseconds: `{0, 1}`
-    /// when taken, `{0, 0}` when another holds it. The two keys must share a slot (a context's hash tag).
+    /// when taken, `{0, 0}` when another holds it. With KEYS[3], the context's ended entry: when it exists, `{2, its
+    /// value}` and neither of the others is looked at. The keys must share a slot (the entity's hash tag).
     static let valueOrLock = try! RESPScript(
         """
+        if KEYS[3] then
+          local ended = redis.call('GET', KEYS[3])
+          if ended then
+            return {2, ended}
+          end
+        end
         local value = redis.call('GET', KEYS[1])
         if value then
           return {1, value}
@@ -141,15 +148,91 @@ enum RedisScripts {
         return 0
         """)
 
-    /// Records an end (ARGV[2] the time) or a lift (ARGV[2] empty) in the list KEYS[1] and publishes ARGV[3] on
-    /// the channel ARGV[4], in one step: no replica sees the message without the list having it.
-    static let publishEnded = try! RESPScript(
+    /// Counts ends in one provider's index KEYS[1] (a sorted set by expiry), all or none: ARGV[1] is now and ARGV[2]
+    /// the capacity (epoch seconds; ends that have not expired), then pairs of an entry and its until. Returns 1
+    /// when every one is counted (an entry already there keeps the later time), 0 when they do not all fit and
+    /// nothing changed. Expired entries are removed 100 at most per call, so no call's work grows with the index;
+    /// the index lapses a minute after its last end.
+    static let admitEnds = try! RESPScript(
         """
-        if ARGV[2] == '' then
-          redis.call('HDEL', KEYS[1], ARGV[1])
-        else
-          redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+        local now, capacity = tonumber(ARGV[1]), tonumber(ARGV[2])
+        local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
+        if #expired > 0 then
+          redis.call('ZREM', KEYS[1], unpack(expired))
         end
-        return redis.call('PUBLISH', ARGV[4], ARGV[3])
+        local members, pairs, last = {}, {}, 0
+        for i = 3, #ARGV, 2 do
+          members[#members + 1] = ARGV[i]
+          pairs[#pairs + 1] = ARGV[i + 1]
+          pairs[#pairs + 1] = ARGV[i]
+          if tonumber(ARGV[i + 1]) > last then last = tonumber(ARGV[i + 1]) end
+        end
+        local held = redis.call('ZMSCORE', KEYS[1], unpack(members))
+        local new, seen = 0, {}
+        for i, member in ipairs(members) do
+          if not seen[member] and (not held[i] or tonumber(held[i]) <= now) then new = new + 1 end
+          seen[member] = true
+        end
+        local live = redis.call('ZCARD', KEYS[1]) - redis.call('ZCOUNT', KEYS[1], '-inf', now)
+        if live + new > capacity then
+          return 0
+        end
+        redis.call('ZADD', KEYS[1], 'GT', unpack(pairs))
+        local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+        if top[2] and tonumber(top[2]) > last then last = tonumber(top[2]) end
+        redis.call('PEXPIREAT', KEYS[1], string.format('%d', (last + 60) * 1000))
+        return 1
+        """)
+
+    /// Records an end at each KEYS[i] (`until origin`: ARGV[3i-2] epoch seconds, ARGV[3i-1] `op` or `ev:MILLISECONDS`)
+    /// merged with the one it holds (the later time; an operator's origin over an event's, else the newer event),
+    /// expiring with it, and publishes one message on the channel ARGV[1]: for each, a line of ARGV[3i] (`end
+    /// provider kind id`) followed by the merged end. One step; the keys must share a slot (one server, or one hash
+    /// slot of a cluster). Returns the merged ends as `{until, origin, until, origin, …}`.
+    static let recordEnds = try! RESPScript(
+        """
+        local lines, merged = {}, {}
+        for i, key in ipairs(KEYS) do
+          local untilTime, origin = tonumber(ARGV[3 * i - 1]), ARGV[3 * i]
+          local held = redis.call('GET', key)
+          if held then
+            local heldUntil, heldOrigin = string.match(held, '^(%d+) (%S+)$')
+            if heldUntil then
+              if tonumber(heldUntil) > untilTime then untilTime = tonumber(heldUntil) end
+              if heldOrigin == 'op' or origin == 'op' then
+                origin = 'op'
+              elseif tonumber(string.sub(heldOrigin, 4)) > tonumber(string.sub(origin, 4)) then
+                origin = heldOrigin
+              end
+            end
+          end
+          local value = string.format('%d', untilTime) .. ' ' .. origin
+          redis.call('SET', key, value, 'PXAT', string.format('%d', untilTime * 1000))
+          lines[#lines + 1] = ARGV[3 * i + 1] .. ' ' .. value
+          merged[#merged + 1] = string.format('%d', untilTime)
+          merged[#merged + 1] = origin
+        end
+        redis.call('PUBLISH', ARGV[1], table.concat(lines, '\\n'))
+        return merged
+        """)
+
+    /// Lifts the end at KEYS[1] for ARGV[1] (`op`, or `ev:MILLISECONDS`: only an end an event made before that) and
+    /// publishes ARGV[2] on the channel ARGV[3], in one step. Returns `{1}` when lifted, `{0}` when nothing was
+    /// ended, `{2, held}` when the end stays.
+    static let recordLift = try! RESPScript(
+        """
+        local held = redis.call('GET', KEYS[1])
+        if not held then
+          return {0}
+        end
+        if ARGV[1] ~= 'op' then
+          local heldUntil, heldOrigin = string.match(held, '^(%d+) (%S+)$')
+          if not heldOrigin or string.sub(heldOrigin, 1, 3) ~= 'ev:' or tonumber(string.sub(heldOrigin, 4)) >= tonumber(string.sub(ARGV[1], 4)) then
+            return {2, held}
+          end
+        end
+        redis.call('DEL', KEYS[1])
+        redis.call('PUBLISH', ARGV[3], ARGV[2])
+        return {1}
         """)
 }

@@ -5,7 +5,8 @@ package import RESP
 package import TokenGateCore
 
 /// The shared store on Redis (or Valkey): plain keys for sealed tokens and locks, GCRA buckets through one Lua
-/// script, a hash and a pub/sub channel for ended contexts. Every command has the configured deadline.
+/// script, one key per ended entity (expiring with its end), one sorted set per provider that bounds how many it
+/// holds, and a pub/sub channel for ended contexts. Every command has the configured deadline.
 package final class RedisSharedStore: SharedStore {
     let client: any RESPDeployment
     private let prefix: String
@@ -22,8 +23,14 @@ package final class RedisSharedStore: SharedStore {
         self.clock = clock
     }
 
-    private var endedKey: String { "\(prefix)ended" }
     private var endedChannel: String { "\(prefix)ended" }
+    /// How many messages may wait to be read before the oldest are dropped (and the replica catches up): a burst of
+    /// ends (a batch of a thousand at each of several replicas) fits.
+    static let unreadMessages = 65_536
+    /// The most keys one `DEL` names.
+    static let keysPerDelete = 200
+    /// How long an end whose value does not read (not ours) is taken to hold: `endedContexts.refuseFor`'s default.
+    static let unreadableEndHolds: Int64 = 86_400
     private var storedChannel: String { "\(prefix)stored" }
 
     package func value(at key: String) async throws -> [UInt8]? {
@@ -42,8 +49,12 @@ package final class RedisSharedStore: SharedStore {
 
     package func removeValues(at keys: [String]) async throws {
         guard !keys.isEmpty else { return }
-        // A cluster refuses a command whose keys span slots (`CROSSSLOT`), and each context has a slot of its own.
-        let groups = client is RESPClusterClient ? Array(Dictionary(grouping: keys) { RESPHashSlot.of($0) }.values) : [keys]
+        // A cluster refuses a command whose keys span slots (`CROSSSLOT`), and each context has a slot of its own; and
+        // no one call deletes more than a few hundred keys, so none holds Redis up for the others.
+        let slots = client is RESPClusterClient ? Array(Dictionary(grouping: keys) { RESPHashSlot.of($0) }.values) : [keys]
+        let groups = slots.flatMap { keys in
+            stride(from: 0, to: keys.count, by: Self.keysPerDelete).map { Array(keys[$0..<min($0 + Self.keysPerDelete, keys.count)]) }
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for keys in groups {
                 group.addTask { _ = try await self.refusals { try await self.client.send(["DEL"] + keys, deadline: self.deadline) } }
@@ -61,14 +72,19 @@ package final class RedisSharedStore: SharedStore {
         return taken == 1
     }
 
-    package func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration) async throws -> SharedValueOrLock {
+    package func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration, ended: String?) async throws -> SharedValueOrLock {
         let reply = try await refusals {
             try await client.evalSHA(
-                script: RedisScripts.valueOrLock, keys: [key, lock.key], args: [lock.owner, String(Self.milliseconds(lifetime))],
-                deadline: deadline)
+                script: RedisScripts.valueOrLock, keys: [key, lock.key] + (ended.map { [$0] } ?? []),
+                args: [lock.owner, String(Self.milliseconds(lifetime))], deadline: deadline)
         }
         guard let pair = reply.elements, pair.count == 2, let found = pair[0].integer else {
             throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
+        }
+        if found == 2 {
+            // An end that does not read as one is still an end: refused for as long as the longest one lasts.
+            let record = pair[1].string.flatMap(EndedContextChange.record)
+            return .ended(until: record?.until ?? clock.wallSeconds() + Self.unreadableEndHolds)
         }
         if found == 1, let value = pair[1].bytes { return .value(Array(value.readableBytesView)) }
         return pair[1].integer == 1 ? .locked : .heldByAnother
@@ -197,39 +213,95 @@ package final class RedisSharedStore: SharedStore {
         return index == 0 ? nil : Int(index) - 1
     }
 
-    package func publish(_ change: EndedContextChange) async throws {
-        let until = change.until.map(String.init) ?? ""
-        _ = try await client.evalSHA(
-            script: RedisScripts.publishEnded, keys: [endedKey], args: [change.field, until, change.message, endedChannel], deadline: deadline)
+    package func endedUntil(at key: String) async throws -> Int64? {
+        guard let value = try await value(at: key) else { return nil }
+        // An end that does not read as one is still an end: refused for as long as the longest one lasts.
+        return EndedContextChange.record(String(decoding: value, as: UTF8.self))?.until ?? clock.wallSeconds() + Self.unreadableEndHolds
     }
 
-    package func endedContexts() async throws -> [EndedContextChange] {
-        let reply = try await client.send(["HGETALL", endedKey], deadline: deadline)
-        guard let elements = reply.elements, elements.count.isMultiple(of: 2) else {
-            throw RESPError.unexpectedReply(command: "HGETALL", reply: "\(reply)")
+    package func admitEnds(_ entries: [(entry: String, until: Int64)], now: Int64, into index: String, capacity: Int) async throws -> Bool {
+        let args = [String(now), String(capacity)] + entries.flatMap { [$0.entry, String($0.until)] }
+        let reply = try await refusals {
+            try await client.evalSHA(script: RedisScripts.admitEnds, keys: [index], args: args, deadline: deadline)
         }
-        let now = clock.wallSeconds()
-        var changes: [EndedContextChange] = []
-        var lapsed: [String] = []
-        for index in stride(from: 0, to: elements.count, by: 2) {
-            guard let field = elements[index].string, let until = elements[index + 1].string.flatMap({ Int64($0) }) else { continue }
-            if until <= now {
-                lapsed.append(field)
-            } else if let change = EndedContextChange(field: field, until: until) {
-                changes.append(change)
+        guard let admitted = reply.integer else { throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)") }
+        return admitted == 1
+    }
+
+    package func recordEnds(_ changes: [EndedContextChange], at keys: [String]) async throws -> [EndedContexts.Record] {
+        // One call per slot in a cluster (each entity has a slot of its own), one for them all on one server.
+        let indexes = Array(changes.indices)
+        let groups = client is RESPClusterClient ? Array(Dictionary(grouping: indexes) { RESPHashSlot.of(keys[$0]) }.values) : [indexes]
+        var records = [EndedContexts.Record?](repeating: nil, count: changes.count)
+        try await withThrowingTaskGroup(of: [(Int, EndedContexts.Record)].self) { group in
+            for indexes in groups {
+                group.addTask {
+                    let args =
+                        [self.endedChannel]
+                        + indexes.flatMap { index in
+                            let change = changes[index]
+                            return [
+                                String(change.until ?? self.clock.wallSeconds()), EndedContextChange.word(change.origin), "end \(change.subject)",
+                            ]
+                        }
+                    let reply = try await self.refusals {
+                        try await self.client.evalSHA(
+                            script: RedisScripts.recordEnds, keys: indexes.map { keys[$0] }, args: args, deadline: self.deadline)
+                    }
+                    guard let words = reply.elements, words.count == 2 * indexes.count else {
+                        throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
+                    }
+                    return try indexes.enumerated().map { position, index in
+                        guard let until = words[2 * position].string.flatMap({ Int64($0) }),
+                            let origin = words[2 * position + 1].string.flatMap(EndedContextChange.origin)
+                        else { throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)") }
+                        return (index, EndedContexts.Record(until: until, origin: origin))
+                    }
+                }
             }
+            for try await found in group { for (index, record) in found { records[index] = record } }
         }
-        // Lapsed entries are dropped as they are found, so the list stays as long as what is ended.
-        if !lapsed.isEmpty { _ = try? await client.send(["HDEL", endedKey] + lapsed, deadline: deadline) }
-        return changes
+        return records.compactMap { $0 }
+    }
+
+    package func recordLift(_ change: EndedContextChange, at key: String, entry: String, index: String) async throws -> EndedContexts.Lift {
+        let reply = try await refusals {
+            try await client.evalSHA(
+                script: RedisScripts.recordLift, keys: [key], args: [EndedContextChange.word(change.origin), change.liftMessage, endedChannel],
+                deadline: deadline)
+        }
+        guard let elements = reply.elements, let outcome = elements.first?.integer else {
+            throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)")
+        }
+        switch outcome {
+        case 1:
+            // Its count in the provider's index (another slot): a count left behind lapses with the end's time anyway.
+            _ = try? await client.send(["ZREM", index, entry], deadline: deadline)
+            return .lifted
+        case 2:
+            guard let record = elements.dropFirst().first?.string.flatMap(EndedContextChange.record) else { return .notEnded }
+            return .kept(record)
+        default:
+            return .notEnded
+        }
     }
 
     package func watch(
-        subscribed: @escaping @Sendable () -> Void, ended: @escaping @Sendable (EndedContextChange) -> Void,
-        stored: @escaping @Sendable (_ key: String, _ value: [UInt8]?) -> Void
+        subscribed: @escaping @Sendable () -> Void, interrupted: @escaping @Sendable () -> Void,
+        ended: @escaping @Sendable (EndedContextChange) -> Void, stored: @escaping @Sendable (_ key: String, _ value: [UInt8]?) -> Void
     ) async throws {
         let (endedChannel, storedChannel) = (self.endedChannel, self.storedChannel)
-        try await client.subscribe(to: [endedChannel, storedChannel]) { messages in
+        let gaps: @Sendable (RESPSubscriptionGap) -> Void = { gap in
+            switch gap {
+            case .lost: interrupted()
+            case .restored: subscribed()
+            case .overflowed:
+                // Still subscribed: what was dropped is unknown, what comes next is received.
+                interrupted()
+                subscribed()
+            }
+        }
+        try await client.subscribe(to: [endedChannel, storedChannel], bufferSize: Self.unreadMessages, gaps: gaps) { messages in
             subscribed()
             for await message in messages {
                 if message.channel == storedChannel {
@@ -240,8 +312,11 @@ package final class RedisSharedStore: SharedStore {
                     } else {
                         stored(String(buffer: message.payload), nil)
                     }
-                } else if let change = EndedContextChange(message: String(buffer: message.payload)) {
-                    ended(change)
+                } else {
+                    // One line per change: a batch of ends is one message.
+                    for line in String(buffer: message.payload).split(separator: "\n") {
+                        if let change = EndedContextChange(message: String(line)) { ended(change) }
+                    }
                 }
             }
         }

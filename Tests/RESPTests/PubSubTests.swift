@@ -1,6 +1,7 @@
 import NIOCore
 import RESP
 import RESPTesting
+import Synchronization
 import Testing
 
 /// Pub/sub on a dedicated connection: messages arrive, cancellation unsubscribes, a dropped connection resubscribes.
@@ -68,6 +69,27 @@ import Testing
                     let message = await iterator.next()
                     #expect(message?.channel == "events")
                     #expect(message.map { String(buffer: $0.payload).hasPrefix("after-") } == true)
+                }
+            }
+        }
+    }
+
+    /// A subscriber that must not miss a message learns when it may have: the connection dropped (then subscribed
+    /// again), or messages came faster than the body read them and some were dropped.
+    @Test func aDropAndAnOverflowAreReportedAsGaps() async throws {
+        try await RedisServer.with { server async throws in
+            try await server.withClient { client async throws in
+                let gaps = Mutex<[RESPSubscriptionGap]>([])
+                try await client.subscribe(to: ["events"], bufferSize: 4, gaps: { gap in gaps.withLock { $0.append(gap) } }) {
+                    messages async throws in
+                    #expect(gaps.withLock { $0 }.isEmpty)
+                    try await client.send(["CLIENT", "KILL", "TYPE", "pubsub"])
+                    #expect(try await eventually { gaps.withLock { $0 } == [.lost, .restored] })
+                    // Nothing read meanwhile: the fifth message finds the buffer of four full.
+                    for index in 0..<5 { _ = try await client.publish("m-\(index)", to: "events") }
+                    #expect(try await eventually { gaps.withLock { $0 } == [.lost, .restored, .overflowed] })
+                    var iterator = messages.makeAsyncIterator()
+                    #expect(await iterator.next().map { String(buffer: $0.payload) } == "m-1", "the oldest was dropped")
                 }
             }
         }

@@ -149,7 +149,7 @@ import TokenGateCore
         ),
         (
             "sharedState:\n  redis: { url: \"redis://cache\" }\n  encryptionKey: \(key)\n  cache: yes\n",
-            "config.yaml:4:3: sharedState.cache: unknown key; expected one of: encryptionKey, keyPrefix, lockTimeout, redis, replicas, resyncInterval"
+            "config.yaml:4:3: sharedState.cache: unknown key; expected one of: encryptionKey, keyPrefix, lockTimeout, redis, replicas, resyncInterval, uncheckedContexts"
         ),
     ])
     func mistakesAreLocated(text: String, expected: String) {

@@ -40,7 +40,8 @@ struct EndedContextReplicationTests {
     }
 
     /// An end deletes the context's sealed token from Redis, so once the end is lifted no replica adopts the token
-    /// minted before it; and a lift a replica never heard of (its message lost) is caught up by the periodic resync.
+    /// minted before it; and a lift a replica never heard of (its subscription cut as it was published) is caught
+    /// up when it subscribes again.
     @Test func anEndedTripLeavesNoTokenInRedisAndAMissedLiftIsCaughtUp() async throws {
         try await ScaleOutFixture.with { fixture, redis, replicas in
             let before = try await replicas[0].consumerToken("trip-gone")
@@ -62,14 +63,15 @@ struct EndedContextReplicationTests {
             #expect(fixture.totalBackendCalls == calls + 1)
             #expect(try await replicas[2].consumerToken("trip-gone").token != before.token)
 
-            // An end whose lift message replica 1 misses: the lift is written to the store's list alone.
+            // An end whose lift message replica 1 misses: every subscription is cut just before the lift.
             #expect(try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/consumer/trip-late/end").status == 200)
             #expect(
                 try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
                     try await replicas[1].consumerToken("trip-late").errorCode == "context_ended"
                 })
-            _ = try await redis.withClient { try await $0.send(["HDEL", "tokengate:ended", "acme-rides consumer trip-late"]) }
-            // The fixture resyncs every 500 ms.
+            _ = try await redis.withClient { try await $0.send(["CLIENT", "KILL", "TYPE", "pubsub"]) }
+            #expect(try await replicas[0].adminRequest("DELETE", "/admin/v1/providers/acme-rides/contexts/consumer/trip-late/end").status == 200)
+            // Subscribed again (a second later), replica 1 forgets what it learned before and asks the store.
             #expect(
                 try await eventually(within: TestTiming.bound(.seconds(3)), every: .milliseconds(20)) {
                     try await replicas[1].consumerToken("trip-late").status == 200
@@ -121,11 +123,12 @@ struct EndedContextReplicationTests {
         }
     }
 
-    @Test func aReplicaStartedLaterCatchesUpFromTheStoredList() async throws {
+    @Test func aReplicaStartedLaterRefusesWhatWasEndedBefore() async throws {
         try await ScaleOutFixture.with(replicas: 1) { fixture, redis, replicas in
             let ended = try await replicas[0].adminRequest("POST", "/admin/v1/providers/acme-rides/contexts/driver/van-9/end")
             #expect(ended.status == 200)
-            // A second replica, started after the message went out, learns it from the list at its first resync.
+            // A second replica, started after the message went out, reads no list: its first mint of the vehicle
+            // finds the end in the store.
             try await RunningGateway.with(
                 configuration: fixture.configPath, registry: BackendRegistry([ProbedFactory(probe: BackendProbe())]),
                 clock: fixture.clock.gatewayClock

@@ -25,14 +25,17 @@ struct ScaleOutFixture {
     }
 
     /// config.yaml for a Redis on `redisPort`: `rateLimits` is acme-rides' section, `sharedStateExtra` more lines of
-    /// `sharedState:` (indented two spaces), `providerExtra` more lines of acme-rides (indented four).
+    /// `sharedState:` (indented two spaces), `providerExtra` more lines of acme-rides (indented four), `topLevel` more
+    /// sections at the top.
     func writeConfig(
-        redisPort: Int, replicas: Int, rateLimits: String, sharedStateExtra: String, providerExtra: String = "", redis: String? = nil
+        redisPort: Int, replicas: Int, rateLimits: String, sharedStateExtra: String, providerExtra: String = "", topLevel: String = "",
+        redis: String? = nil
     ) throws {
         let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
         try directory.write(
             "config.yaml",
             """
+            \(topLevel)
             adminKeys:
               - { name: ops, keySha256: \(try digest(Self.adminKey)) }
             sharedState:
@@ -69,7 +72,7 @@ struct ScaleOutFixture {
     /// Starts Redis and the replicas (one after the other: the first generates the key files the others load),
     /// runs `body`, stops everything.
     static func with<Result: Sendable>(
-        replicas: Int = 3, rateLimits: String = "{}", sharedStateExtra: String = "", providerExtra: String = "",
+        replicas: Int = 3, rateLimits: String = "{}", sharedStateExtra: String = "", providerExtra: String = "", topLevel: String = "",
         jwksFetcher: (any JWKSFetcher)? = nil, logs: LogRecorder? = nil,
         _ body: (ScaleOutFixture, RedisServer, [RunningGateway]) async throws -> Result
     ) async throws -> Result {
@@ -78,7 +81,7 @@ struct ScaleOutFixture {
         return try await RedisServer.with { redis in
             try fixture.writeConfig(
                 redisPort: redis.port, replicas: replicas, rateLimits: rateLimits, sharedStateExtra: sharedStateExtra,
-                providerExtra: providerExtra)
+                providerExtra: providerExtra, topLevel: topLevel)
             return try await fixture.start(0, of: replicas, logs: logs, jwksFetcher: jwksFetcher, running: []) { gateways in
                 try await body(fixture, redis, gateways)
             }
@@ -88,7 +91,7 @@ struct ScaleOutFixture {
     /// ``with(replicas:rateLimits:sharedStateExtra:providerExtra:jwksFetcher:logs:_:)`` on a primary, its replica
     /// and three Sentinels instead of one Redis: the replicas find the primary through the Sentinels.
     static func withSentinels<Result: Sendable>(
-        replicas: Int = 2, database: Int = 0, tls: TestCertificates? = nil, logs: LogRecorder? = nil,
+        replicas: Int = 2, database: Int = 0, tls: TestCertificates? = nil, sharedStateExtra: String = "", logs: LogRecorder? = nil,
         _ body: (ScaleOutFixture, RedisSentinelGroup, [RunningGateway]) async throws -> Result
     ) async throws -> Result {
         let fixture = try ScaleOutFixture(replicas: replicas)
@@ -96,7 +99,7 @@ struct ScaleOutFixture {
         return try await RedisSentinelGroup.with(tls: tls) { group in
             let tlsSettings = tls.map { ", tls: true, caFile: \($0.caCertificate)" } ?? ""
             try fixture.writeConfig(
-                redisPort: 0, replicas: replicas, rateLimits: "{}", sharedStateExtra: "",
+                redisPort: 0, replicas: replicas, rateLimits: "{}", sharedStateExtra: sharedStateExtra,
                 redis: """
                     { sentinels: [\(group.sentinelAddresses)], primaryName: \(RedisSentinelGroup.primaryName), database: \(database), \
                     timeout: 2s\(tlsSettings) }

@@ -97,6 +97,23 @@ package final class TokenCache<Key: Hashable & Sendable, Value: Expiring>: Senda
         }
     }
 
+    /// Forgets the values of exactly `keys` (a lookup each, no scan), and keeps fetches in flight for them from
+    /// caching their result; returns the keys whose values were forgotten.
+    @discardableResult
+    package func removeValues(for keys: [Key]) -> [Key] {
+        state.withLock { state in
+            var removed: [Key] = []
+            for key in keys {
+                if state.entries.slot(for: key) != nil {
+                    state.entries.removeValue(for: key)
+                    removed.append(key)
+                }
+                state.flights[key]?.storesResult = false
+            }
+            return removed
+        }
+    }
+
     /// Returns once no fetch is in flight, foreground or background; for tests and orderly shutdown.
     ///
     /// Fetches started before it returns are waited for too. Not cancellable: it waits for fetches to end.

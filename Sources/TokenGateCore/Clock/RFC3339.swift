@@ -47,6 +47,24 @@ enum RFC3339 {
         return (era * 146_097 + dayOfEra - 719_468) * 86_400 + seconds
     }
 
+    /// Epoch milliseconds of a time with a fraction of a second and `Z`, as Cloud Logging writes a log entry's
+    /// `timestamp` (`2026-12-07T10:23:00.123456789Z`, the fraction optional, its digits past the third dropped);
+    /// nil for anything else.
+    static func milliseconds(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"),
+            let seconds = parse(String(decoding: bytes[0..<19] + [UInt8(ascii: "Z")], as: UTF8.self))
+        else { return nil }
+        guard bytes.count > 20 else { return seconds * 1000 }
+        let fraction = bytes[20..<(bytes.count - 1)]
+        guard bytes[19] == UInt8(ascii: "."), !fraction.isEmpty, fraction.count <= 9,
+            fraction.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        let milliseconds = (fraction.prefix(3) + Array(repeating: UInt8(ascii: "0"), count: max(0, 3 - fraction.count)))
+            .reduce(Int64(0)) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
+        return seconds * 1000 + milliseconds
+    }
+
     private static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {
         case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28

@@ -24,6 +24,8 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
             case backendUnavailable = "backend_unavailable"
             case backendTimeout = "backend_timeout"
             case authorizerUnavailable = "authorizer_unavailable"
+            case sharedStateUnavailable = "shared_state_unavailable"
+            case endedListFull = "ended_list_full"
             case internalError = "internal_error"
         }
         fileprivate let base: Base
@@ -57,6 +59,8 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
             case .backendUnavailable: "the token backend is unavailable"
             case .backendTimeout: "the token backend did not answer in time"
             case .authorizerUnavailable: "the provider's access check could not be completed"
+            case .sharedStateUnavailable: "whether this trip, vehicle, task or shipment has ended cannot be checked now; retry shortly"
+            case .endedListFull: "this provider's list of ended contexts is full; retry once some have expired"
             case .internalError: "internal error"
             }
         }
@@ -99,6 +103,13 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
         /// A client's authorizer (the tenant's own access check) did not answer yes or no: a timeout, a connection
         /// error, another status or an unreadable body. Fails closed, never cached.
         public static let authorizerUnavailable = Code(base: .authorizerUnavailable)
+        /// With replicas sharing a store: the store cannot be reached (or this replica is not being told of the others'
+        /// ends), so whether the context has ended cannot be checked, and it is refused rather than served unchecked
+        /// (`sharedState.uncheckedContexts: refuse`).
+        public static let sharedStateUnavailable = Code(base: .sharedStateUnavailable)
+        /// An end was refused: the provider's list of ended contexts holds `endedContexts.maxEntries` that have not
+        /// expired, and none is dropped before its time (that would serve its context again). Nothing was changed.
+        public static let endedListFull = Code(base: .endedListFull)
         /// A bug: never expected in operation.
         public static let internalError = Code(base: .internalError)
     }

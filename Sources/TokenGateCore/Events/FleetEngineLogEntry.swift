@@ -32,7 +32,17 @@ enum FleetEngineLogEntry: Equatable {
 
     /// Reads the LogEntry JSON in `bytes`.
     init(_ bytes: [UInt8]) throws(Malformed) {
+        self = try Self.read(bytes).entry
+    }
+
+    /// Reads the LogEntry JSON in `bytes`, with its own `timestamp` (when the call was logged, not when the entry was
+    /// delivered) in epoch milliseconds, or nil when it has none that reads.
+    static func read(_ bytes: [UInt8]) throws(Malformed) -> (entry: FleetEngineLogEntry, loggedAt: Int64?) {
         guard case .object(let entry)? = try? JSON.parse(bytes) else { throw Malformed(description: "the message data is not a JSON object") }
+        return (try FleetEngineLogEntry(entry: entry), entry["timestamp"]?.stringValue.flatMap(RFC3339.milliseconds))
+    }
+
+    private init(entry: JSONObject) throws(Malformed) {
         guard case .object(let payload)? = entry["jsonPayload"] else { throw Malformed(description: "the log entry has no jsonPayload") }
         guard case .string(let type)? = payload["@type"] else { throw Malformed(description: "the jsonPayload has no @type") }
         let handled = Self.tripLogs.contains(type) || Self.vehicleLogs.contains(type) || Self.taskLogs.contains(type)

@@ -14,9 +14,10 @@ import Logging
 package struct FleetEventReceiver: Sendable {
     let service: TokenService
 
-    /// What a verified push did (the metric's `outcome`, and the answer's).
+    /// What a verified push did (the metric's `outcome`, and the answer's). `full`: the provider's list of ended
+    /// contexts had no room, so the push is answered as an error and Pub/Sub delivers it again later.
     package enum Outcome: String, Sendable {
-        case ended, lifted, duplicate, ignored, malformed
+        case ended, lifted, kept, duplicate, ignored, malformed, full
     }
 
     /// A verified push's answer.
@@ -99,7 +100,7 @@ package struct FleetEventReceiver: Sendable {
         let generation = service.generation
         generation.metrics.recordFleetEvent(push.provider, outcome: receipt.outcome.rawValue)
         service.logger.log(
-            level: receipt.outcome == .malformed ? .warning : .info, "fleet event push",
+            level: receipt.outcome == .malformed || receipt.outcome == .full ? .warning : .info, "fleet event push",
             metadata: [
                 "provider": "\(push.provider)", "outcome": "\(receipt.outcome.rawValue)",
                 "contexts": "\(receipt.changed.map { "\($0.type)/\($0.id)" }.joined(separator: ","))",
@@ -117,8 +118,9 @@ package struct FleetEventReceiver: Sendable {
         }
         let messageID = message["messageId"]?.stringValue ?? "unknown"
         let entry: FleetEngineLogEntry
+        let loggedAt: Int64?
         do {
-            entry = try FleetEngineLogEntry([UInt8](decoded))
+            (entry, loggedAt) = try FleetEngineLogEntry.read([UInt8](decoded))
         } catch {
             return Receipt(outcome: .malformed, changed: [], reason: error.description)
         }
@@ -129,27 +131,43 @@ package struct FleetEventReceiver: Sendable {
         }
         let contexts = service.contexts
         let now = service.clock.wallSeconds()
+        let actor = "fleet event (Pub/Sub message \(messageID.prefix(64)))"
+        // The entry's own time orders it against other events of the same entity, whatever order Pub/Sub delivers
+        // them in; an entry without one ends (as the oldest event) but lifts nothing.
+        let origin = EndedContexts.Origin.event(at: loggedAt ?? 0)
         var ended: [(type: TokenType, id: ContextID)] = []
         var duplicates = 0
         for (type, id) in ends {
             guard let key = EndedContexts.Key(provider: push.provider, tokenType: type, id: id) else { continue }
-            if contexts.endedContexts.endedUntil(key, now: now) != nil {
+            if contexts.endedContexts.record(key, now: now) != nil {
                 duplicates += 1
                 continue
             }
-            _ = await contexts.end(key, by: "fleet event (Pub/Sub message \(messageID.prefix(64)))")
+            do {
+                _ = try await contexts.end(key, origin: origin, by: actor)
+            } catch {
+                return Receipt(outcome: .full, changed: ended, reason: error.reason)
+            }
             ended.append((type, id))
         }
         var lifted: [(type: TokenType, id: ContextID)] = []
+        var kept: [String] = []
         for (type, id) in lifts {
-            guard let key = EndedContexts.Key(provider: push.provider, tokenType: type, id: id),
-                contexts.endedContexts.endedUntil(key, now: now) != nil
-            else { continue }
-            _ = await contexts.lift(key, by: "fleet event (Pub/Sub message \(messageID.prefix(64)))")
-            lifted.append((type, id))
+            guard let key = EndedContexts.Key(provider: push.provider, tokenType: type, id: id) else { continue }
+            guard loggedAt != nil else {
+                kept.append("the entry has no timestamp to order it after the end")
+                continue
+            }
+            switch await contexts.lift(key, origin: origin, by: actor) {
+            case .lifted: lifted.append((type, id))
+            case .kept(let record):
+                kept.append(record.origin == .operator ? "ended by an operator" : "ended by a newer event")
+            case .notEnded: continue
+            }
         }
         if !ended.isEmpty { return Receipt(outcome: .ended, changed: ended, reason: nil) }
         if !lifted.isEmpty { return Receipt(outcome: .lifted, changed: lifted, reason: nil) }
+        if !kept.isEmpty { return Receipt(outcome: .kept, changed: [], reason: "not lifted: \(kept.joined(separator: "; "))") }
         if duplicates > 0 { return Receipt(outcome: .duplicate, changed: [], reason: "already ended") }
         return Receipt(outcome: .ignored, changed: [], reason: "no state that ends a context")
     }

@@ -54,6 +54,7 @@ final class ProviderPipeline: Sendable {
     /// request handed on is never charged twice; a refused request still never gets a token.
     func cachedGrant(_ admission: TokenAdmission) throws(TokenGateError) -> TokenGrant? {
         guard services.sharedState == nil || !runtime.limiters.limitRequests, !runtime.authorizer.asks(admission.caller),
+            services.sharedState?.mustCheckStore(for: admission.context, of: runtime.id) != true,
             let cached = runtime.cache.servableValue(for: admission.context)
         else { return nil }
         let limits = try runtime.limiters.check(caller: admission.caller, context: admission.context)
@@ -68,7 +69,7 @@ final class ProviderPipeline: Sendable {
         afterSharedLimits admission: TokenAdmission, completion: @escaping @Sendable (Result<TokenGrant, TokenGateError>) -> Void
     ) -> Bool {
         guard let sharedState = services.sharedState, let fallback = runtime.fallbackLimiters, !runtime.authorizer.asks(admission.caller),
-            let cached = runtime.cache.servableValue(for: admission.context)
+            !sharedState.mustCheckStore(for: admission.context, of: runtime.id), let cached = runtime.cache.servableValue(for: admission.context)
         else { return false }
         return runtime.limiters.check(caller: admission.caller, context: admission.context, shared: sharedState, fallback: fallback) { limits in
             completion(limits.map { self.served(cached.value, cached.outcome, to: admission, limits: $0) })
@@ -118,18 +119,32 @@ final class ProviderPipeline: Sendable {
     }
 
     /// The token for `admission` from the cache, or fetched (through the shared store when there is one) and
-    /// verified, expiring no later than `notAfter` when given.
+    /// verified, expiring no later than `notAfter` when given. With a shared store, a context whose end this replica
+    /// is not being told of is fetched through the store, never answered from the cache; one the store says has
+    /// ended is refused, and remembered here.
     private func cachedOrFetched(
         _ admission: TokenAdmission, notAfter: Int64?
     ) async throws -> (value: DeliveredToken, outcome: TokenCacheOutcome) {
         let context = admission.context
-        return try await runtime.cache.value(for: context, notAfter: notAfter) { [self] in
-            // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
-            guard let sharedState = services.sharedState else { return try await fetchVerified(for: admission, notAfter: notAfter) }
-            return try await sharedState.token(
+        guard let sharedState = services.sharedState else {
+            return try await runtime.cache.value(for: context, notAfter: notAfter) { [self] in
+                // The caller whose request starts a fetch (or a refresh-ahead) is the one the audit line names.
+                try await fetchVerified(for: admission, notAfter: notAfter)
+            }
+        }
+        let fetch: @Sendable () async throws -> DeliveredToken = { [self] in
+            try await sharedState.token(
                 for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
                 adopt: { self.adopt($0, for: context, notAfter: notAfter) },
                 mint: { try await self.fetchVerified(for: admission, notAfter: notAfter) })
+        }
+        do {
+            if sharedState.mustCheckStore(for: context, of: runtime.id) { return (try await fetch(), .miss) }
+            return try await runtime.cache.value(for: context, notAfter: notAfter, fetch: fetch)
+        } catch let ended as SharedState.EndedInStore {
+            _ = try? services.endedContexts.end(
+                ended.key, EndedContexts.Record(until: ended.until, origin: .operator), now: services.clock.wallSeconds())
+            throw TokenGateError(.contextEnded, "\(context.tokenType) \(context) has ended (the shared store holds its end)")
         }
     }
 

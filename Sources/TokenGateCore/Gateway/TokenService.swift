@@ -38,7 +38,7 @@ package final class TokenService: Sendable {
     ) {
         let services = GatewayServices(
             clock: clock, logger: logger, audit: audit ?? .disabled(logger: logger),
-            endedContexts: EndedContexts(capacity: generation.configuration.endedContexts.maxEntries), sharedState: sharedState,
+            endedContexts: EndedContexts.forGateway(generation.configuration.endedContexts, shared: sharedState != nil), sharedState: sharedState,
             unknownKeyWait: unknownKeyWait, spans: RequestSpans(tracer: tracer))
         let current = ServingSlot(Serving(generation, formatter: formatter, services: services))
         self.current = current

@@ -21,11 +21,27 @@ extension SharedState {
     /// lock that lapsed with its holder, costs this much.
     static let fallbackPollInterval: Duration = .milliseconds(250)
 
+    /// A context the store holds an end for, found at a mint: nothing was read nor locked.
+    struct EndedInStore: Error {
+        let key: EndedContexts.Key
+        let until: Int64
+    }
+
+    /// Whether a request for `context` of `provider` must be checked with the store rather than answered from this
+    /// replica's cache: a context an end can name, while this replica is not told of the others' ends, unless the
+    /// operator chose to serve such contexts unchecked.
+    package func mustCheckStore(for context: TokenContext, of provider: ProviderID) -> Bool {
+        settings.uncheckedContexts == .refuse && !isWatching.load(ordering: .acquiring)
+            && EndedContexts.Key(provider: provider, context: context) != nil
+    }
+
     /// The token for `key` when the local cache has none: the store's copy if it verifies, else one mint across
-    /// all replicas (the lock holder mints and stores; the others wait for its result and read it).
+    /// all replicas (the lock holder mints and stores; the others wait for its result and read it). For a context
+    /// an end can name, the store's end is checked in the same step: throws ``EndedInStore`` when it has one.
     ///
-    /// Never fails because of the store: when it is unreachable or late, or the lock stays held for twice
-    /// `lockTimeout`, this replica mints on its own (one extra signature, never a wrong token).
+    /// When the store is unreachable or late, or the lock stays held for twice `lockTimeout`, this replica mints on
+    /// its own (one extra signature, never a wrong token); but a context whose end it cannot check is refused
+    /// `shared_state_unavailable` instead (`sharedState.uncheckedContexts: refuse`, the default).
     func token(
         for key: TokenCacheKey,
         refreshBefore: Int64,
@@ -33,6 +49,8 @@ extension SharedState {
         mint: () async throws -> DeliveredToken
     ) async throws -> DeliveredToken {
         let (storeKey, provider) = (tokenKey(key), key.provider)
+        let ended = EndedContexts.Key(provider: provider, context: key.context)
+        let endedStoreKey = ended.map(endedKey)
         let hold = SharedLockHold(key: lockKey(key), owner: HexBytes.encode((try? SecureRandom.bytes(count: 16)) ?? []))
         // Twice the lock's life: a lock that lapses (its holder died) is taken over by one waiter, whose result the
         // others still wait for; only a second stuck holder makes them mint on their own.
@@ -43,7 +61,10 @@ extension SharedState {
             // stored before is what the store answers (the value and the lock are looked at in one step).
             let notice = storedValues.register(storeKey)
             defer { storedValues.unregister(notice) }
-            var found = await attempt(.read) { try await store.value(at: storeKey, orLock: hold, lifetime: settings.lockTimeout) }
+            var found = await attempt(.read) {
+                try await store.value(at: storeKey, orLock: hold, lifetime: settings.lockTimeout, ended: endedStoreKey)
+            }
+            if case .ended(let until) = found, let ended { throw EndedInStore(key: ended, until: until) }
             if case .value(let box) = found {
                 if let token = adopted(box, at: storeKey, provider: provider, adopt: adopt, records: !waited) {
                     if waited { metrics.recordMint(.waited, provider: provider) }
@@ -58,12 +79,15 @@ extension SharedState {
             }
             switch found {
             case nil:
+                if let ended, let endedStoreKey, settings.uncheckedContexts == .refuse {
+                    try await checkEndAlone(ended, at: endedStoreKey, of: key.context)
+                }
                 metrics.recordMint(.unshared, provider: provider)
                 return try await mint()
             case .locked?:
                 metrics.recordMint(.locked, provider: provider)
                 return try await mintHoldingLock(hold, storeKey: storeKey, refreshBefore: refreshBefore, mint: mint)
-            case .heldByAnother?, .value?:  // (a value was adopted above, or asked for the lock again)
+            case .heldByAnother?, .value?, .ended?:  // (a value was adopted above, or asked for the lock again)
                 if ContinuousClock.now >= giveUpAt {
                     metrics.recordMint(.timedOut, provider: provider)
                     return try await mint()
@@ -79,6 +103,16 @@ extension SharedState {
                 }
             }
         }
+    }
+
+    /// Checks `ended`'s end by itself, after a call that also read the token failed: a command the store refused (one
+    /// bad key) leaves it up, and the end is still asked for; a store that cannot be reached refuses the context.
+    private func checkEndAlone(_ ended: EndedContexts.Key, at endedStoreKey: String, of context: TokenContext) async throws {
+        guard isUp, let found = await attempt(.read, { try await store.endedUntil(at: endedStoreKey) }) else {
+            throw TokenGateError(
+                .sharedStateUnavailable, "the shared store cannot be reached to check whether \(context) has ended", retryAfterSeconds: 1)
+        }
+        if let until = found { throw EndedInStore(key: ended, until: until) }
     }
 
     /// Mints and returns the token, storing the sealed result for as long as it is worth adopting and releasing the

@@ -47,7 +47,7 @@ package final class SharedState: Sendable {
         case read, write, lock, unlock
         case rateLimit = "rate_limit"
         case distinctContexts = "distinct_contexts"
-        case publish, resync, subscribe
+        case publish, lift, subscribe
     }
 
     /// Shares through `store` as `settings` say.
@@ -155,16 +155,33 @@ package final class SharedState: Sendable {
 
     // MARK: Keys
 
-    /// `tokengate:token:{provider:type:digest}`: the sealed token of one context. The whole context is the hash tag:
-    /// its token and lock share a Redis Cluster slot, and one provider's contexts spread over every shard.
+    /// `tokengate:token:{TAG}:type:digest`: the sealed token of one context. The hash tag is the entity an end names
+    /// (`provider:kind:digest`), or for a context no end names the context itself: a token, its lock and its
+    /// entity's end share a Redis Cluster slot, so one script checks the end and reads the token, and one provider's
+    /// contexts spread over every shard.
     func tokenKey(_ key: TokenCacheKey) -> String { contextKey("token", key) }
 
-    /// `tokengate:lock:{provider:type:digest}`: the mint lock of one context.
+    /// `tokengate:lock:{TAG}:type:digest`: the mint lock of one context.
     func lockKey(_ key: TokenCacheKey) -> String { contextKey("lock", key) }
 
     private func contextKey(_ kind: String, _ key: TokenCacheKey) -> String {
-        "\(settings.keyPrefix)\(kind):{\(key.provider):\(key.context.tokenType.rawValue):\(Self.digest("\(key.context)"))}"
+        let (type, context) = (key.context.tokenType.rawValue, Self.digest("\(key.context)"))
+        guard let ended = EndedContexts.Key(provider: key.provider, context: key.context) else {
+            return "\(settings.keyPrefix)\(kind):{\(key.provider):\(type):\(context)}"
+        }
+        return "\(settings.keyPrefix)\(kind):{\(entityTag(ended))}:\(type):\(context)"
     }
+
+    /// `tokengate:ended:{provider:kind:digest}`: one ended entity, until it expires.
+    func endedKey(_ key: EndedContexts.Key) -> String { "\(settings.keyPrefix)ended:{\(entityTag(key))}" }
+
+    /// `tokengate:ended-index:{provider}`: one provider's ends by expiry, to bound how many it holds.
+    func endedIndexKey(_ provider: ProviderID) -> String { "\(settings.keyPrefix)ended-index:{\(provider)}" }
+
+    /// An ended entity's entry in its provider's index.
+    func endedEntry(_ key: EndedContexts.Key) -> String { "\(key.kind.rawValue):\(Self.digest(key.id.rawValue))" }
+
+    private func entityTag(_ key: EndedContexts.Key) -> String { "\(key.provider):\(endedEntry(key))" }
 
     /// A rate-limit bucket: `scope` and a digest of who or what it limits. The provider is the hash tag: one request's
     /// buckets (provider, caller, context) are charged by one script, so they must share a slot.

@@ -16,6 +16,7 @@ import OpenSSLPrimitives
 ///     password: ${REDIS_PASSWORD}
 ///   encryptionKey: ${TOKENGATE_SHARED_KEY} # 32 bytes, base64 (openssl rand -base64 32)
 ///   replicas: 3                            # local limits are limit ÷ replicas while Redis is down
+///   uncheckedContexts: refuse              # or serve: a context whose end cannot be checked (Redis down)
 /// ```
 package struct SharedStateSettings: Sendable, Equatable {
     /// Where Redis (or Valkey) is and how to talk to it.
@@ -29,8 +30,22 @@ package struct SharedStateSettings: Sendable, Equatable {
     /// How long a replica's mint lock lives if its holder never releases it (a crash): then one waiting replica
     /// takes it over, and the others mint on their own after twice this. Longer than a backend call may take.
     package var lockTimeout: Duration = .seconds(10)
-    /// How often the replicas compare their ended contexts with Redis's list, besides the pub/sub messages.
+    /// How often a replica publishes again the ends and lifts made here that the store could not take.
     package var resyncInterval: Duration = .seconds(5)
+    /// What a replica does with a trip, vehicle, task or shipment whose end it cannot check: the store unreachable,
+    /// or its subscription to the others' ends down.
+    package var uncheckedContexts: UncheckedContexts = .refuse
+
+    /// `sharedState.uncheckedContexts`.
+    package enum UncheckedContexts: String, Sendable, Equatable {
+        /// Refused `503 shared_state_unavailable` until the store answers again (the default): no replica serves a
+        /// token for a context ended anywhere. Tokens that name no single context (fleet readers, batches) are still
+        /// minted locally.
+        case refuse
+        /// Served from this replica's cache, or minted locally, as a gateway alone would: an end made at another
+        /// replica meanwhile is not seen here until the store answers again.
+        case serve
+    }
 
     /// `sharedState.redis`.
     package struct RedisSettings: Sendable, Equatable {
@@ -89,7 +104,9 @@ package struct SharedStateSettings: Sendable, Equatable {
     }
 
     static func parse(_ node: ConfigNode) throws -> SharedStateSettings {
-        let mapping = try node.mapping(allowedKeys: ["redis", "encryptionKey", "replicas", "keyPrefix", "lockTimeout", "resyncInterval"])
+        let mapping = try node.mapping(allowedKeys: [
+            "redis", "encryptionKey", "replicas", "keyPrefix", "lockTimeout", "resyncInterval", "uncheckedContexts",
+        ])
         let redis = try RedisSettings.parse(mapping.required("redis"))
         let keyNode = try mapping.required("encryptionKey")
         let keyText = try keyNode.nonEmptyString()
@@ -113,6 +130,11 @@ package struct SharedStateSettings: Sendable, Equatable {
             guard settings.resyncInterval >= .milliseconds(100), settings.resyncInterval <= .seconds(3_600) else {
                 throw node.error("must be between 100ms and 1h")
             }
+        }
+        if let node = mapping.optional("uncheckedContexts") {
+            let text = try node.string()
+            guard let value = UncheckedContexts(rawValue: text) else { throw node.error("must be refuse or serve, got '\(text)'") }
+            settings.uncheckedContexts = value
         }
         return settings
     }

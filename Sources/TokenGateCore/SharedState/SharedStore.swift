@@ -17,8 +17,9 @@ package protocol SharedStore: Sendable {
     /// Takes the lock `key` for `owner` when nobody holds it (it lapses after `lifetime`); whether it was taken.
     func lock(_ key: String, owner: String, lifetime: Duration) async throws -> Bool
     /// The value at `key` when there is one; else takes `lock` (it lapses after `lifetime`) when nobody holds it.
-    /// One step: a replica that takes the lock knows no value was stored before.
-    func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration) async throws -> SharedValueOrLock
+    /// One step: a replica that takes the lock knows no value was stored before. With `ended`, the key of the ended
+    /// entry of the value's context (same slot): when that entry exists, neither is looked at.
+    func value(at key: String, orLock lock: SharedLockHold, lifetime: Duration, ended: String?) async throws -> SharedValueOrLock
     /// Releases the lock `key` if `owner` still holds it (never another holder's lock).
     func unlock(_ key: String, owner: String) async throws
     /// Takes one request from each bucket in order, by GCRA on the store's own clock, stopping at the first that
@@ -28,16 +29,26 @@ package protocol SharedStore: Sendable {
     /// first set that refused, or nil when `member` is in every set now. A set that gains a member lapses after its
     /// `lifetime`.
     func admit(_ member: String, to sets: [SharedDistinctSet]) async throws -> Int?
-    /// Records `change` in the store's list of ended contexts and tells every replica watching.
-    func publish(_ change: EndedContextChange) async throws
-    /// The store's list of ended contexts: what a replica that missed a message (or just started) catches up from.
-    func endedContexts() async throws -> [EndedContextChange]
+    /// Until when the end at `key` holds (epoch seconds), or nil when there is none.
+    func endedUntil(at key: String) async throws -> Int64?
+    /// Counts `entries` (digests of entities, each with its until) among the ends of `index` (one provider's), all or
+    /// none: unless that would hold more than `capacity` ends that have not expired at `now` (false then, and
+    /// nothing changed). Entries leave the count when their `until` passes.
+    func admitEnds(_ entries: [(entry: String, until: Int64)], now: Int64, into index: String, capacity: Int) async throws -> Bool
+    /// Records each end of `changes` at its key in `keys` (merged with the end it holds: the later time, an operator's
+    /// over an event's) until it expires, and tells every replica watching; returns the ends in force, in order.
+    func recordEnds(_ changes: [EndedContextChange], at keys: [String]) async throws -> [EndedContexts.Record]
+    /// Lifts the end at `key` as `change` says (an event lifts only an end an event made before it), tells every
+    /// replica watching when it did, and drops `entry` from `index`.
+    func recordLift(_ change: EndedContextChange, at key: String, entry: String, index: String) async throws -> EndedContexts.Lift
     /// Calls `ended` for every change of the ended contexts published, and `stored` with the key and (when the
     /// message carried it) the value of every value stored, by any replica, until the calling task is cancelled.
-    /// `subscribed` is called each time the subscription is (re-)established, so the caller can resync.
+    /// `subscribed` is called each time the subscription is (re-)established; `interrupted` when a message may have
+    /// been missed (the subscription dropped, or messages came faster than they were read), followed by `subscribed`
+    /// once every message is received again.
     func watch(
-        subscribed: @escaping @Sendable () -> Void, ended: @escaping @Sendable (EndedContextChange) -> Void,
-        stored: @escaping @Sendable (_ key: String, _ value: [UInt8]?) -> Void
+        subscribed: @escaping @Sendable () -> Void, interrupted: @escaping @Sendable () -> Void,
+        ended: @escaping @Sendable (EndedContextChange) -> Void, stored: @escaping @Sendable (_ key: String, _ value: [UInt8]?) -> Void
     ) async throws
     /// Closes the store's connections.
     func shutdown() async
@@ -49,8 +60,10 @@ package protocol SharedStore: Sendable {
     func acquire(_ buckets: [SharedRateBucket], completion: @escaping @Sendable (Result<SharedRateOutcome, any Error>) -> Void)
 }
 
-/// What ``SharedStore/value(at:orLock:lifetime:)`` found.
+/// What ``SharedStore/value(at:orLock:lifetime:ended:)`` found.
 package enum SharedValueOrLock: Sendable, Equatable {
+    /// The context has ended (until this time, epoch seconds): neither the value nor the lock was looked at.
+    case ended(until: Int64)
     /// The value: the lock was not asked for.
     case value([UInt8])
     /// No value, and the lock is taken now.
@@ -136,18 +149,24 @@ package enum SharedRateOutcome: Sendable, Equatable {
     case limited(index: Int, retryAfter: Duration)
 }
 
-/// A context ended, or lifted, by an operator at one replica, as the replicas tell each other.
+/// A context ended or lifted at one replica, by an operator or an event, as the replicas tell each other.
 package struct EndedContextChange: Sendable, Hashable {
     /// The ended entity.
     package var key: EndedContexts.Key
     /// Until when it is refused (epoch seconds), or nil when it was lifted.
     package var until: Int64?
+    /// Who ended it, or who lifted it.
+    package var origin: EndedContexts.Origin
 
     /// A change of `key`.
-    package init(key: EndedContexts.Key, until: Int64?) {
+    package init(key: EndedContexts.Key, until: Int64?, origin: EndedContexts.Origin = .operator) {
         self.key = key
         self.until = until
+        self.origin = origin
     }
+
+    /// The end it records, for an end.
+    package var record: EndedContexts.Record? { until.map { EndedContexts.Record(until: $0, origin: origin) } }
 }
 
 /// The store answered and refused one command (a key of the wrong type, an ACL rule, out of memory for a write):

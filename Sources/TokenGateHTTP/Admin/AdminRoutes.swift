@@ -16,6 +16,7 @@ struct AdminRoutes: Sendable {
         .init(path: providerReadinessPath, allow: "GET"),
         .init(path: "/openapi.json", allow: "GET"),
         .init(path: ContextLifecycleRoutes.path, allow: "POST, DELETE"),
+        .init(path: ContextLifecycleRoutes.batchPath, allow: "POST"),
         .init(path: FleetEventRoutes.path, allow: "POST"),
     ])
 

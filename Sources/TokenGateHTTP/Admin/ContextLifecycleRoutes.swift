@@ -28,10 +28,20 @@ struct ContextLifecycleRoutes: Sendable {
     }
 
     static let path = "/admin/v1/providers/:providerId/contexts/:tokenType/:contextId/end"
+    /// Many contexts of one provider at once: `{"contexts": [{"tokenType": …, "contextId": …}, …]}`, at most
+    /// ``batchLimit``, all ended or none.
+    static let batchPath = "/admin/v1/providers/:providerId/contexts/end"
+    /// The most contexts one batch ends.
+    static let batchLimit = 1000
+    /// The largest batch body read.
+    static let batchBodyLimit = 256 * 1024
 
     func register(on router: Router<TokenGateRequestContext>) {
         router.post(RouterPath(Self.path)) { request, context in
             await self.answer(request, context, ending: true)
+        }
+        router.post(RouterPath(Self.batchPath)) { request, context in
+            await self.answerBatch(request, context)
         }
         router.delete(RouterPath(Self.path)) { request, context in
             await self.answer(request, context, ending: false)
@@ -40,46 +50,96 @@ struct ContextLifecycleRoutes: Sendable {
 
     private func answer(_ request: Request, _ context: TokenGateRequestContext, ending: Bool) async -> Response {
         do throws(TokenGateError) {
-            let generation = service.generation
-            let admin = try authenticate(request, context, generation: generation)
-            let named = context.parameters.get("providerId").flatMap(ProviderID.init)
-            do {
-                try admin.authorize(for: named)
-            } catch {
-                generation.metrics.recordAdminAuthFailure(error.code)
-                context.logger.warning(
-                    "admin API: a provider's admin key used for another provider",
-                    metadata: ["admin_key": "\(admin.name)", "request_id": "\(context.requestID)"])
-                throw error
-            }
-            guard let provider = named, generation.providers[provider] != nil else {
-                throw TokenGateError(.unknownProvider, "no provider with that ID")
-            }
-            guard let type = context.parameters.get("tokenType").flatMap(TokenType.init(rawValue:)) else {
-                throw TokenGateError(.unknownTokenType, "no such token type")
-            }
-            guard let id = context.parameters.get("contextId").flatMap(ContextID.init) else {
-                throw TokenGateError(.invalidRequest, "the context ID must be 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + =")
-            }
-            guard let key = EndedContexts.Key(provider: provider, tokenType: type, id: id) else {
-                throw TokenGateError(.invalidRequest, "\(type) tokens name no single trip, vehicle, task or shipment to end")
-            }
-            var body: JSONObject = [
-                "providerId": .string(provider.rawValue), "tokenType": .string(type.rawValue), "contextId": .string(id.rawValue),
-            ]
+            let (admin, provider) = try admitted(request, context)
+            let type = context.parameters.get("tokenType") ?? ""
+            let key = try Self.key(provider: provider, type: type, id: context.parameters.get("contextId") ?? "")
+            let id = key.id
+            var body: JSONObject = ["providerId": .string(provider.rawValue), "tokenType": .string(type), "contextId": .string(id.rawValue)]
             if ending {
-                let (until, evicted) = await service.contexts.end(key, by: admin.name)
+                let (until, evicted) = try await service.contexts.end(key, by: admin.name)
                 body["ended"] = true
                 body["endedUntil"] = .integer(until)
                 body["evictedTokens"] = .integer(Int64(evicted))
             } else {
                 body["ended"] = false
-                body["wasEnded"] = .bool(await service.contexts.lift(key, by: admin.name))
+                body["wasEnded"] = .bool(await service.contexts.lift(key, by: admin.name) == .lifted)
             }
             return TokenRoutes.json(JSON.serialize(.object(body)), status: .ok, cacheControl: "no-store")
         } catch {
             return error.response()
         }
+    }
+
+    /// `POST …/contexts/end` with a list: every context ended, or none (`ended_list_full`, or a bad entry named by
+    /// its index).
+    private func answerBatch(_ request: Request, _ context: TokenGateRequestContext) async -> Response {
+        do throws(TokenGateError) {
+            let (admin, provider) = try admitted(request, context)
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: Self.batchBodyLimit)
+            } catch {
+                throw TokenGateError(.invalidRequest, "the body is over \(Self.batchBodyLimit) bytes")
+            }
+            guard case .object(let object)? = try? JSON.parse(Array(buffer: body)), case .array(let entries)? = object["contexts"],
+                object.count == 1, (1...Self.batchLimit).contains(entries.count)
+            else {
+                throw TokenGateError(.invalidRequest, "the body must be {\"contexts\": [...]} with 1 to \(Self.batchLimit) entries")
+            }
+            var keys: [EndedContexts.Key] = []
+            for (index, entry) in entries.enumerated() {
+                guard case .object(let fields) = entry, fields.count == 2, let type = fields["tokenType"]?.stringValue,
+                    let id = fields["contextId"]?.stringValue
+                else { throw TokenGateError(.invalidRequest, "contexts[\(index)] must be {\"tokenType\": …, \"contextId\": …}") }
+                do {
+                    keys.append(try Self.key(provider: provider, type: type, id: id))
+                } catch {
+                    throw TokenGateError(error.code, "contexts[\(index)]: \(error.reason)")
+                }
+            }
+            let (until, evicted) = try await service.contexts.end(keys, of: provider, by: admin.name)
+            let answer: JSONObject = [
+                "providerId": .string(provider.rawValue), "ended": .integer(Int64(keys.count)), "endedUntil": .integer(until),
+                "evictedTokens": .integer(Int64(evicted)),
+            ]
+            return TokenRoutes.json(JSON.serialize(.object(answer)), status: .ok, cacheControl: "no-store")
+        } catch {
+            return error.response()
+        }
+    }
+
+    /// The admin key of `request` and the provider its path names, which the key must be allowed to act for.
+    private func admitted(
+        _ request: Request, _ context: TokenGateRequestContext
+    ) throws(TokenGateError) -> (admin: AuthenticatedAdmin, provider: ProviderID) {
+        let generation = service.generation
+        let admin = try authenticate(request, context, generation: generation)
+        let named = context.parameters.get("providerId").flatMap(ProviderID.init)
+        do {
+            try admin.authorize(for: named)
+        } catch {
+            generation.metrics.recordAdminAuthFailure(error.code)
+            context.logger.warning(
+                "admin API: a provider's admin key used for another provider",
+                metadata: ["admin_key": "\(admin.name)", "request_id": "\(context.requestID)"])
+            throw error
+        }
+        guard let provider = named, generation.providers[provider] != nil else {
+            throw TokenGateError(.unknownProvider, "no provider with that ID")
+        }
+        return (admin, provider)
+    }
+
+    /// The ended-contexts key of a context of `provider` named by its token type and ID.
+    static func key(provider: ProviderID, type name: String, id text: String) throws(TokenGateError) -> EndedContexts.Key {
+        guard let type = TokenType(rawValue: name) else { throw TokenGateError(.unknownTokenType, "no such token type") }
+        guard let id = ContextID(text) else {
+            throw TokenGateError(.invalidRequest, "the context ID must be 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + =")
+        }
+        guard let key = EndedContexts.Key(provider: provider, tokenType: type, id: id) else {
+            throw TokenGateError(.invalidRequest, "\(type) tokens name no single trip, vehicle, task or shipment to end")
+        }
+        return key
     }
 
     /// The admin key of `request`; a wrong one is charged to its address, counted and logged (until the address

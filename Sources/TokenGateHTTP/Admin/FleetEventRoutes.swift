@@ -8,7 +8,8 @@ import TokenGateCore
 ///
 /// A push whose OIDC token does not pass is answered `401` (Pub/Sub retries it, and the failure is counted); a
 /// provider without `events:` is `404`. Every verified push is answered `200` with what it did, so Pub/Sub never
-/// retries what cannot be acted on.
+/// retries what cannot be acted on; but one whose end the provider's list has no room for is `507`, and delivered
+/// again.
 struct FleetEventRoutes: Sendable {
     let receiver: FleetEventReceiver
 
@@ -30,6 +31,8 @@ struct FleetEventRoutes: Sendable {
         }
         let body = try? await request.body.collect(upTo: FleetEventReceiver.maxBodyBytes)
         let receipt = await receiver.receive(push, body: body.map { Array(buffer: $0) })
+        // No room to end it: Pub/Sub must deliver it again, so the push is not acknowledged.
+        if receipt.outcome == .full { return TokenGateError(.endedListFull, receipt.reason ?? "").response() }
         var answer: JSONObject = ["outcome": .string(receipt.outcome.rawValue)]
         answer["contexts"] = .array(
             receipt.changed.map { .object(["tokenType": .string($0.type.rawValue), "contextId": .string($0.id.rawValue)]) })

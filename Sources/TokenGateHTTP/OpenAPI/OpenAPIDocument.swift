@@ -196,6 +196,45 @@ package enum OpenAPIDocument {
                         "providerId": "acme-rides", "tokenType": "consumer", "contextId": "trip-42", "ended": false, "wasEnded": true,
                     ])),
             ]),
+            "/admin/v1/providers/{providerId}/contexts/end": .object([
+                "parameters": [providerID],
+                "post": .object([
+                    "operationId": "endContexts",
+                    "tags": ["admin"],
+                    "servers": adminServers,
+                    "summary": "End up to 1,000 trips, vehicles, tasks or shipments of one provider at once, all or none",
+                    "description":
+                        "As endContext for each. When the provider's list of ended contexts has no room for all of them (endedContexts.maxEntries), none is ended: 507 ended_list_full. Takes an admin key (`adminKeys:`, global or the provider's).",
+                    "security": [.object(["bearer": []])],
+                    "requestBody": .object([
+                        "required": true,
+                        "content": .object([
+                            "application/json": .object([
+                                "schema": .object(["$ref": "#/components/schemas/ContextBatch"]),
+                                "example": .object([
+                                    "contexts": [
+                                        .object(["tokenType": "consumer", "contextId": "trip-42"]),
+                                        .object(["tokenType": "driver", "contextId": "vehicle-7"]),
+                                    ]
+                                ]),
+                            ])
+                        ]),
+                    ]),
+                    "responses": responses(
+                        .lifecycle,
+                        [
+                            "200": .object([
+                                "description": "Every one ended.",
+                                "headers": .object(["Cache-Control": noStore, "X-Request-ID": requestIDHeader]),
+                                "content": json(
+                                    schema: "ContextBatchEnded",
+                                    example: .object([
+                                        "providerId": "acme-rides", "ended": 2, "endedUntil": 1_795_378_271, "evictedTokens": 1,
+                                    ])),
+                            ])
+                        ]),
+                ]),
+            ]),
             "/events/v1/pubsub/{providerId}": .object([
                 "parameters": [providerID],
                 "post": .object([
@@ -461,9 +500,9 @@ package enum OpenAPIDocument {
         let everywhere: [TokenGateError.Code] = [.badRequest, .requestHeaderFieldsTooLarge, .methodNotAllowed, .internalError]
         switch route {
         case .token:
-            codes = TokenGateError.Code.allCases.filter { ![.notFound, .originNotAllowed].contains($0) }
+            codes = TokenGateError.Code.allCases.filter { ![.notFound, .originNotAllowed, .endedListFull].contains($0) }
         case .samples:
-            codes = TokenGateError.Code.allCases.filter { $0 != .originNotAllowed }
+            codes = TokenGateError.Code.allCases.filter { ![.originNotAllowed, .endedListFull].contains($0) }
         case .preflight:
             codes = [.originNotAllowed] + everywhere
         case .jwks:
@@ -473,9 +512,9 @@ package enum OpenAPIDocument {
         case .providerReadiness:
             codes = [.unknownProvider] + everywhere
         case .lifecycle:
-            codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited] + everywhere
+            codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited, .endedListFull] + everywhere
         case .fleetEvents:
-            codes = [.unauthenticated, .notFound] + everywhere
+            codes = [.unauthenticated, .notFound, .endedListFull] + everywhere
         }
         var byStatus: [Int: [TokenGateError.Code]] = [:]
         for code in codes { byStatus[Int(TokenGateError(code, "").status.code), default: []].append(code) }
@@ -591,6 +630,33 @@ package enum OpenAPIDocument {
                     "endedUntil": .object(["type": "integer", "description": "epoch seconds"]),
                     "evictedTokens": .object(["type": "integer"]),
                     "wasEnded": .object(["type": "boolean"]),
+                ]),
+            ]),
+            "ContextBatch": .object([
+                "type": "object", "additionalProperties": false, "required": ["contexts"],
+                "properties": .object([
+                    "contexts": .object([
+                        "type": "array", "minItems": 1, "maxItems": 1000,
+                        "items": .object([
+                            "type": "object", "additionalProperties": false, "required": ["tokenType", "contextId"],
+                            "properties": .object([
+                                "tokenType": .object([
+                                    "type": "string",
+                                    "enum": ["consumer", "driver", "delivery-driver", "trusted-delivery-driver", "delivery-consumer"],
+                                ]),
+                                "contextId": .object(["type": "string"]),
+                            ]),
+                        ]),
+                    ])
+                ]),
+            ]),
+            "ContextBatchEnded": .object([
+                "type": "object", "additionalProperties": false, "required": ["providerId", "ended", "endedUntil", "evictedTokens"],
+                "properties": .object([
+                    "providerId": .object(["type": "string"]),
+                    "ended": .object(["type": "integer"]),
+                    "endedUntil": .object(["type": "integer", "description": "epoch seconds"]),
+                    "evictedTokens": .object(["type": "integer"]),
                 ]),
             ]),
             "PubSubPush": .object([

@@ -127,11 +127,12 @@ let package = Package(
 
         // Google's Application Default Credentials: service-account, user, workload-identity-federation and
         // impersonation files, and the metadata server; OAuth access tokens cached and refreshed ahead. Knows
-        // nothing of Fleet Engine.
+        // nothing of Fleet Engine. OpenSSL's primitives for AWS's request signature.
         .target(
             name: "GoogleAuth",
             dependencies: [
                 "JOSE",
+                "OpenSSLPrimitives",
                 "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

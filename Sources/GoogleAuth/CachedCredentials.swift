@@ -69,7 +69,8 @@ final class CachedCredentials: GoogleCredentials {
         let started = now()
         let result: Result<GoogleAccessToken, GoogleAuthError>
         do {
-            result = .success(try await fetcher.fetch(deadline: .now + fetchTimeout))
+            // An executable source may take its own timeout on top of the HTTP calls' bound.
+            result = .success(try await fetcher.fetch(deadline: .now + fetchTimeout + fetcher.fetchAllowance))
         } catch {
             result = .failure(error)
         }

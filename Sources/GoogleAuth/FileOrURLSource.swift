@@ -1,9 +1,9 @@
 import Foundation
 import JOSE
 
-/// Where an `external_account` file's subject token comes from (`credential_source`): a file (a Kubernetes
-/// projected token, rewritten as it rotates) or a URL, as text or as a JSON answer's field. Read at every fetch.
-struct SubjectTokenSource: Sendable {
+/// `credential_source.file` or `credential_source.url`: a subject token in a file (a Kubernetes projected token,
+/// rewritten as it rotates) or at a URL, as text or as a JSON answer's field. Read at every fetch.
+struct FileOrURLSource: SubjectTokenSource {
     enum Location: Sendable {
         case file(String)
         case url(String, headers: [(name: String, value: String)])
@@ -12,6 +12,7 @@ struct SubjectTokenSource: Sendable {
     let location: Location
     /// `nil`: the whole text; else the JSON answer's field of this name (`subject_token_field_name`).
     let jsonField: String?
+    let http: GoogleHTTP
 
     var summary: String {
         switch location {
@@ -20,16 +21,17 @@ struct SubjectTokenSource: Sendable {
         }
     }
 
-    init(_ fields: CredentialFields) throws(GoogleAuthError) {
+    var fetchAllowance: Duration { .zero }
+
+    /// `fields` is the `credential_source` object, which holds `file` or `url`, not both.
+    init(_ fields: CredentialFields, http: GoogleHTTP) throws(GoogleAuthError) {
         let file = try fields.optionalString("file")
         let url = try fields.optionalURL("url")
         switch (file, url) {
         case (let file?, nil): location = .file(file)
         case (nil, let url?): location = .url(url, headers: try fields.stringMap("headers"))
         case (.some, .some): throw fields.error("file", "and \"\(fields.prefix)url\" are both set; one source only")
-        case (nil, nil):
-            let other = ["environment_id", "executable", "certificate"].first { fields.object[$0] != nil }
-            throw fields.error(other ?? "file", other == nil ? "is missing (or \"url\")" : "is not supported (file or url only)")
+        case (nil, nil): throw fields.error("file", "is missing (or \"url\")")
         }
         let format = try fields.optionalObject("format")
         switch try format?.optionalString("type") ?? "text" {
@@ -40,10 +42,10 @@ struct SubjectTokenSource: Sendable {
         default:
             throw (format ?? fields).error("type", "is neither \"text\" nor \"json\"")
         }
+        self.http = http
     }
 
-    /// The current subject token.
-    func token(http: GoogleHTTP, deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> String {
+    func subjectToken(deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> SubjectToken {
         let bytes: [UInt8]
         switch location {
         case .file(let path):
@@ -65,6 +67,6 @@ struct SubjectTokenSource: Sendable {
         guard let token = token?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty else {
             throw GoogleAuthError(.malformedAnswer, "the subject token \(summary) is empty or unreadable")
         }
-        return token
+        return SubjectToken(value: token, provenance: "a subject token from \(summary)")
     }
 }

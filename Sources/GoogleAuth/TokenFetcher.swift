@@ -3,6 +3,13 @@
 protocol TokenFetcher: Sendable {
     /// What these credentials are, for logs; never a secret.
     var summary: String { get }
+    /// How much longer than the usual bound a fetch may take: an executable source's own timeout.
+    var fetchAllowance: Duration { get }
     /// A new token, every request of it finished before `deadline`.
     func fetch(deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> GoogleAccessToken
+}
+
+extension TokenFetcher {
+    /// Only HTTP exchanges: the usual bound.
+    var fetchAllowance: Duration { .zero }
 }

@@ -14,8 +14,9 @@ package enum ApplicationDefaultCredentials {
     /// Files: service_account, authorized_user, external_account (credential_source: file or url, text or json
     /// format; AWS (environment_id aws1); an executable; an X.509 certificate; optional
     /// service_account_impersonation_url), impersonated_service_account (source_credentials of type
-    /// service_account or authorized_user; delegates). Anything else, or a malformed file, is a `.configuration`
-    /// error naming the file and the field. `environment` is also what federation reads: AWS's variables, GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES
+    /// service_account or authorized_user; delegates); each file's `quota_project_id` becomes the credentials'
+    /// `quotaProject`. Anything else, or a malformed file, is a `.configuration` error naming the file and the
+    /// field. `environment` is also what federation reads: AWS's variables, GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES
     /// and an executable's own environment, GOOGLE_API_CERTIFICATE_CONFIG and SSL_CERT_FILE.
     ///
     /// Files are read and keys loaded now; nothing is fetched until the first `accessToken()`. The metadata server

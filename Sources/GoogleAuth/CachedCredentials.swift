@@ -21,6 +21,8 @@ final class CachedCredentials: GoogleCredentials {
 
     var summary: String { fetcher.summary }
 
+    var quotaProject: String? { fetcher.quotaProject }
+
     init(
         fetcher: any TokenFetcher, fetchTimeout: Duration, logger: Logger, policy: RefreshPolicy = RefreshPolicy(),
         onRefresh: @escaping @Sendable (Bool) -> Void, now: @escaping @Sendable () -> Int64 = CachedCredentials.systemNow

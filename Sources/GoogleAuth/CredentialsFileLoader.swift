@@ -35,12 +35,12 @@ struct CredentialsFileLoader: Sendable {
             try fields.optionalObject("service_account_impersonation")?
             .optionalInteger("token_lifetime_seconds", in: 600...43_200) ?? 3600
         return ImpersonationFetcher(
-            source: federation, url: url, delegates: [], lifetimeSeconds: lifetime,
+            source: federation, url: url, delegates: [], lifetimeSeconds: lifetime, quotaProject: federation.quotaProject,
             clientCertificate: federation.source as? CertificateSubjectSource, http: http, origin: origin)
     }
 
     /// `impersonated_service_account` (gcloud's `--impersonate-service-account` ADC): its source credentials are a
-    /// nested service_account or authorized_user object.
+    /// nested service_account or authorized_user object, with a `quota_project_id` of their own.
     private func impersonated(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
         let url = try fields.url("service_account_impersonation_url")
         let delegates = try fields.stringArray("delegates")
@@ -54,6 +54,8 @@ struct CredentialsFileLoader: Sendable {
         case let other:
             throw sourceFields.error("type", "is \(Sanitized.quote(other)), not service_account or authorized_user")
         }
-        return ImpersonationFetcher(source: source, url: url, delegates: delegates, lifetimeSeconds: 3600, http: http, origin: origin)
+        return ImpersonationFetcher(
+            source: source, url: url, delegates: delegates, lifetimeSeconds: 3600,
+            quotaProject: try fields.optionalString("quota_project_id"), http: http, origin: origin)
     }
 }

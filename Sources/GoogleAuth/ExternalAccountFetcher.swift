@@ -15,7 +15,11 @@ struct ExternalAccountFetcher: TokenFetcher {
     let source: any SubjectTokenSource
     /// `client_id`/`client_secret` as HTTP Basic, when the file has them (some workforce pools).
     let clientAuthorization: String?
+    /// Sent in STS's `options` (workforce pools only, and only without a client ID, as google-auth sends it).
     let workforcePoolUserProject: String?
+    /// The file's `quota_project_id`: never sent to STS (google-auth does not), but on the calls made with the
+    /// token (`quotaProject`, and impersonation's generateAccessToken).
+    let quotaProject: String?
     let http: GoogleHTTP
     let origin: String
 
@@ -40,6 +44,10 @@ struct ExternalAccountFetcher: TokenFetcher {
             clientAuthorization = nil
         }
         workforcePoolUserProject = try fields.optionalString("workforce_pool_user_project")
+        if workforcePoolUserProject != nil, !Self.isWorkforcePool(audience) {
+            throw fields.error("workforce_pool_user_project", "is set for a workload identity pool; it is for workforce pools only")
+        }
+        quotaProject = try fields.optionalString("quota_project_id")
         self.http = http
         self.origin = origin
     }
@@ -52,8 +60,9 @@ struct ExternalAccountFetcher: TokenFetcher {
             ("requested_token_type", Self.accessTokenType), ("subject_token", subjectToken.value),
             ("subject_token_type", subjectTokenType),
         ]
+        // The client ID names the user project by itself (google-auth leaves the option out then).
         if let workforcePoolUserProject, clientAuthorization == nil {
-            form.append(("options", String(decoding: JSON.serialize(.object(["userProject": .string(workforcePoolUserProject)])), as: UTF8.self)))
+            form.append(("options", LibraryEncoding.stsOptions(userProject: workforcePoolUserProject)))
         }
         var request = GoogleRequest.form(
             tokenURL, form, what: "the STS token exchange \(tokenURL)",
@@ -64,5 +73,15 @@ struct ExternalAccountFetcher: TokenFetcher {
         var token = try await http.send(request, deadline: deadline).oauthToken(issuedAt: issuedAt)
         token.provenance = "\(subjectToken.provenance); a federated token from STS"
         return token
+    }
+
+    /// Whether `audience` is a workforce pool provider's (`//iam.googleapis.com/locations/L/workforcePools/…`), as
+    /// google-auth tells them apart.
+    static func isWorkforcePool(_ audience: String) -> Bool {
+        let prefix = "//iam.googleapis.com/locations/"
+        guard audience.hasPrefix(prefix) else { return false }
+        let rest = audience.dropFirst(prefix.count)
+        guard let slash = rest.firstIndex(of: "/"), slash != rest.startIndex else { return false }
+        return rest[slash...].hasPrefix("/workforcePools/")
     }
 }

@@ -1,7 +1,7 @@
 /// The two encodings Google's Python library (`google-auth`) puts on the wire for federation, byte for byte: a JSON
 /// string as `json.dumps` writes it, and `urllib.parse.quote`. STS reads what that library sends, so TokenGate sends
-/// the same bytes rather than an equivalent it has not seen accepted: the AWS subject token and the X.509 subject
-/// token are built with these.
+/// the same bytes rather than an equivalent it has not seen accepted: the AWS subject token, the X.509 subject
+/// token and the STS `options` are built with these.
 package enum LibraryEncoding {
     /// `json.dumps(text)`: quoted, `"` and `\` escaped, the short escapes for \b \f \n \r \t, everything else outside
     /// printable ASCII as lower-case `\uXXXX` (UTF-16, so a surrogate pair above the BMP), as `ensure_ascii` does.
@@ -42,5 +42,12 @@ package enum LibraryEncoding {
             }
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// STS's `options` for a workforce pool's user project, as google-auth sends them:
+    /// `quote(json.dumps({"userProject": project}))`, JSON with its default `": "` separator, percent-encoded (and
+    /// form-encoded again in the request body).
+    package static func stsOptions(userProject: String) -> String {
+        percentEncode("{\"userProject\": \(jsonString(userProject))}")
     }
 }

@@ -125,18 +125,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Google's Application Default Credentials: service-account, user, workload-identity-federation and
-        // impersonation files, and the metadata server; OAuth access tokens cached and refreshed ahead. Knows
-        // nothing of Fleet Engine.
+        // Google's Application Default Credentials: service-account, user, workload-identity-federation (subject
+        // tokens from files, URLs, AWS, executables and X.509 certificates) and impersonation files, and the
+        // metadata server; OAuth access tokens cached and refreshed ahead. Knows nothing of Fleet Engine. OpenSSL's
+        // primitives for AWS's request signature; NIOSSL for the client certificate of mutual TLS.
         .target(
             name: "GoogleAuth",
             dependencies: [
                 "JOSE",
+                "OpenSSLPrimitives",
                 "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),

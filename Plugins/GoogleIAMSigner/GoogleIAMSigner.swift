@@ -60,8 +60,12 @@ package struct GoogleIAMSigner: TokenBackend {
         var findings: [OnlineFinding] = []
         do {
             let token = try await iam.credentials.accessToken()
+            // What the credentials obtained on the way (a federated identity's credentials and subject token), then
+            // the access token itself.
+            let steps = token.provenance.map { "\($0); " } ?? ""
             findings.append(
-                OnlineFinding(subject: "credentials", isOK: true, message: "\(iam.credentials.summary): access token until \(token.expiresAt)"))
+                OnlineFinding(
+                    subject: "credentials", isOK: true, message: "\(iam.credentials.summary): \(steps)access token until \(token.expiresAt)"))
         } catch {
             return [OnlineFinding(subject: "credentials", isOK: false, message: "\(iam.credentials.summary): \(error)")]
         }

@@ -108,6 +108,8 @@ struct IAMCredentialsClient: Sendable {
         request.headers.add(name: "Authorization", value: "Bearer \(accessToken)")
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "TokenGate")
+        // The credentials file's quota project is billed for the call, as Google's libraries send it.
+        if let project = credentials.quotaProject { request.headers.add(name: "x-goog-user-project", value: project) }
         request.body = .bytes(ByteBuffer(bytes: body))
         let status: Int
         let answer: [UInt8]

@@ -11,10 +11,13 @@ package import Logging
 package enum ApplicationDefaultCredentials {
     /// Google's ADC order: `credentialsFile`, else $GOOGLE_APPLICATION_CREDENTIALS, else gcloud's
     /// application_default_credentials.json ($CLOUDSDK_CONFIG/, else $HOME/.config/gcloud/), else the metadata server.
-    /// Files: service_account, authorized_user, external_account (credential_source file or url, text or json
-    /// format; optional service_account_impersonation_url), impersonated_service_account (source_credentials of type
-    /// service_account or authorized_user; delegates). Anything else, or a malformed file, is a `.configuration`
-    /// error naming the file and the field.
+    /// Files: service_account, authorized_user, external_account (credential_source: file or url, text or json
+    /// format; AWS (environment_id aws1); an executable; an X.509 certificate; optional
+    /// service_account_impersonation_url), impersonated_service_account (source_credentials of type
+    /// service_account or authorized_user; delegates); each file's `quota_project_id` becomes the credentials'
+    /// `quotaProject`. Anything else, or a malformed file, is a `.configuration` error naming the file and the
+    /// field. `environment` is also what federation reads: AWS's variables, GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES
+    /// and an executable's own environment, GOOGLE_API_CERTIFICATE_CONFIG and SSL_CERT_FILE.
     ///
     /// Files are read and keys loaded now; nothing is fetched until the first `accessToken()`. The metadata server
     /// is not probed: on a machine without one, the first `accessToken()` fails `.unreachable` or `.timeout`.
@@ -37,17 +40,17 @@ package enum ApplicationDefaultCredentials {
         credentialsFile: String?, environment: [String: String], endpoints: GoogleEndpoints, http: GoogleHTTP
     ) throws(GoogleAuthError) -> any TokenFetcher {
         if let credentialsFile {
-            return try CredentialsFileLoader(endpoints: endpoints, http: http).fetcher(
+            return try CredentialsFileLoader(endpoints: endpoints, environment: environment, http: http).fetcher(
                 path: credentialsFile, origin: "credentialsFile \(credentialsFile)")
         }
         if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
             // Set but unreadable is an error, as in Google's libraries: silently falling through would pick other
             // credentials than the operator named.
-            return try CredentialsFileLoader(endpoints: endpoints, http: http)
+            return try CredentialsFileLoader(endpoints: endpoints, environment: environment, http: http)
                 .fetcher(path: path, origin: "GOOGLE_APPLICATION_CREDENTIALS \(path)")
         }
         if let path = gcloudFile(environment), CredentialsFile.exists(path) {
-            return try CredentialsFileLoader(endpoints: endpoints, http: http).fetcher(path: path, origin: "gcloud \(path)")
+            return try CredentialsFileLoader(endpoints: endpoints, environment: environment, http: http).fetcher(path: path, origin: "gcloud \(path)")
         }
         let host =
             endpoints.metadataHost ?? environment["GCE_METADATA_HOST"].flatMap { $0.isEmpty ? nil : $0 }

@@ -4,6 +4,7 @@ import Foundation
 /// the OAuth token endpoint. The file names no endpoint; Google's libraries use https://oauth2.googleapis.com/token.
 struct AuthorizedUserFetcher: TokenFetcher {
     let clientID: String
+    let quotaProject: String?
     let clientSecret: String
     let refreshToken: String
     let tokenURI: String
@@ -14,6 +15,7 @@ struct AuthorizedUserFetcher: TokenFetcher {
 
     init(_ fields: CredentialFields, tokenURI: String, http: GoogleHTTP, origin: String) throws(GoogleAuthError) {
         clientID = try fields.string("client_id")
+        quotaProject = try fields.optionalString("quota_project_id")
         clientSecret = try fields.string("client_secret")
         refreshToken = try fields.string("refresh_token")
         // Some tools write one; honour it, checked like every other URL from a file.

@@ -21,6 +21,8 @@ final class CachedCredentials: GoogleCredentials {
 
     var summary: String { fetcher.summary }
 
+    var quotaProject: String? { fetcher.quotaProject }
+
     init(
         fetcher: any TokenFetcher, fetchTimeout: Duration, logger: Logger, policy: RefreshPolicy = RefreshPolicy(),
         onRefresh: @escaping @Sendable (Bool) -> Void, now: @escaping @Sendable () -> Int64 = CachedCredentials.systemNow
@@ -69,7 +71,8 @@ final class CachedCredentials: GoogleCredentials {
         let started = now()
         let result: Result<GoogleAccessToken, GoogleAuthError>
         do {
-            result = .success(try await fetcher.fetch(deadline: .now + fetchTimeout))
+            // An executable source may take its own timeout on top of the HTTP calls' bound.
+            result = .success(try await fetcher.fetch(deadline: .now + fetchTimeout + fetcher.fetchAllowance))
         } catch {
             result = .failure(error)
         }

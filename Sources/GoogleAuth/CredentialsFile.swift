@@ -12,27 +12,28 @@ struct CredentialsFile: Sendable {
     let fields: CredentialFields
 
     /// Reads and parses `path`; a missing, oversized, unreadable or non-object file is a `.configuration` error.
-    init(path: String) throws(GoogleAuthError) {
+    /// `what` names the kind of file in every error ("credentials file", "certificate configuration file").
+    init(path: String, what: String = "credentials file") throws(GoogleAuthError) {
         self.path = path
-        let bytes = try Self.read(path, what: "credentials file")
+        let bytes = try Self.read(path, what: what)
         let value: JSONValue
         do {
             value = try JSON.parse(bytes)
         } catch {
-            throw GoogleAuthError(.configuration, "credentials file \(path): not valid JSON (\(error))")
+            throw GoogleAuthError(.configuration, "\(what) \(path): not valid JSON (\(error))")
         }
         guard case .object(let object) = value else {
-            throw GoogleAuthError(.configuration, "credentials file \(path): not a JSON object")
+            throw GoogleAuthError(.configuration, "\(what) \(path): not a JSON object")
         }
-        fields = CredentialFields(object, file: path, prefix: "")
+        fields = CredentialFields(object, file: path, prefix: "", what: what)
     }
 
     /// Whether something is at `path` (gcloud's file is optional; a named file is not).
     static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 
-    /// The bytes of a small file, at most `maximumBytes`. `what` names it in errors ("credentials file",
+    /// The bytes of a small file, at most `limit`. `what` names it in errors ("credentials file",
     /// "subject token file").
-    static func read(_ path: String, what: String) throws(GoogleAuthError) -> [UInt8] {
+    static func read(_ path: String, what: String, limit: Int = maximumBytes) throws(GoogleAuthError) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
             throw GoogleAuthError(.configuration, "\(what) \(path) \(reason)")
@@ -41,13 +42,13 @@ struct CredentialsFile: Sendable {
         let data: Data?
         do {
             // One byte over the cap tells "exactly at the cap" from "larger".
-            data = try handle.read(upToCount: maximumBytes + 1)
+            data = try handle.read(upToCount: limit + 1)
         } catch {
             throw GoogleAuthError(.configuration, "\(what) \(path) cannot be read (\(type(of: error)))")
         }
         let bytes = [UInt8](data ?? Data())
-        guard bytes.count <= maximumBytes else {
-            throw GoogleAuthError(.configuration, "\(what) \(path) is larger than \(maximumBytes) bytes")
+        guard bytes.count <= limit else {
+            throw GoogleAuthError(.configuration, "\(what) \(path) is larger than \(limit) bytes")
         }
         return bytes
     }
@@ -59,16 +60,27 @@ struct CredentialFields: Sendable {
     let object: JSONObject
     let file: String
     let prefix: String
+    /// The kind of file, first in every error: "credentials file", "certificate configuration file".
+    let what: String
 
-    init(_ object: JSONObject, file: String, prefix: String) {
+    init(_ object: JSONObject, file: String, prefix: String, what: String = "credentials file") {
         self.object = object
         self.file = file
         self.prefix = prefix
+        self.what = what
     }
 
     /// A `.configuration` error about `field`, naming the file. Values are never quoted: they may be secrets.
     func error(_ field: String, _ problem: String) -> GoogleAuthError {
-        GoogleAuthError(.configuration, "credentials file \(file): \"\(prefix)\(field)\" \(problem)")
+        GoogleAuthError(.configuration, "\(what) \(file): \"\(prefix)\(field)\" \(problem)")
+    }
+
+    /// Whether `field` is present and not `null`.
+    func has(_ field: String) -> Bool {
+        switch object[field] {
+        case nil, .null?: false
+        default: true
+        }
     }
 
     /// A required non-empty string.
@@ -92,7 +104,7 @@ struct CredentialFields: Sendable {
     func optionalObject(_ field: String) throws(GoogleAuthError) -> CredentialFields? {
         switch object[field] {
         case nil, .null?: return nil
-        case .object(let value)?: return CredentialFields(value, file: file, prefix: "\(prefix)\(field).")
+        case .object(let value)?: return CredentialFields(value, file: file, prefix: "\(prefix)\(field).", what: what)
         default: throw error(field, "is not an object")
         }
     }
@@ -148,7 +160,24 @@ struct CredentialFields: Sendable {
 
     /// An optional URL field, checked as `url(_:)`.
     func optionalURL(_ field: String) throws(GoogleAuthError) -> String? {
-        guard object[field] != nil, object[field] != .null else { return nil }
+        guard has(field) else { return nil }
         return try url(field)
+    }
+
+    /// An optional URL of the AWS instance metadata service: what `url(_:)` allows, and plain `http://` to
+    /// 169.254.169.254 or [fd00:ec2::254].
+    func optionalAWSMetadataURL(_ field: String) throws(GoogleAuthError) -> String? {
+        guard let text = try optionalString(field) else { return nil }
+        if let problem = SafeURL.awsMetadataProblem(text) { throw error(field, problem) }
+        return text
+    }
+
+    /// A boolean if present.
+    func optionalBool(_ field: String) throws(GoogleAuthError) -> Bool? {
+        switch object[field] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        default: throw error(field, "is not true or false")
+        }
     }
 }

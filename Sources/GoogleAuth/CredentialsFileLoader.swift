@@ -3,6 +3,7 @@ import JOSE
 /// Turns a credentials file into a `TokenFetcher` by its `type`.
 struct CredentialsFileLoader: Sendable {
     let endpoints: GoogleEndpoints
+    let environment: [String: String]
     let http: GoogleHTTP
 
     func fetcher(path: String, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
@@ -17,12 +18,7 @@ struct CredentialsFileLoader: Sendable {
         case "authorized_user":
             return try AuthorizedUserFetcher(fields, tokenURI: endpoints.oauthToken, http: http, origin: origin)
         case "external_account":
-            let federation = try ExternalAccountFetcher(fields, http: http, origin: origin)
-            guard let url = try fields.optionalURL("service_account_impersonation_url") else { return federation }
-            let lifetime =
-                try fields.optionalObject("service_account_impersonation")?
-                .optionalInteger("token_lifetime_seconds", in: 600...43_200) ?? 3600
-            return ImpersonationFetcher(source: federation, url: url, delegates: [], lifetimeSeconds: lifetime, http: http, origin: origin)
+            return try externalAccount(fields, origin: origin)
         case "impersonated_service_account":
             return try impersonated(fields, origin: origin)
         case let other:
@@ -31,8 +27,20 @@ struct CredentialsFileLoader: Sendable {
         }
     }
 
+    /// `external_account` (Workload Identity Federation), then impersonation when the file names its URL.
+    private func externalAccount(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
+        let federation = try ExternalAccountFetcher(fields, environment: environment, http: http, origin: origin)
+        guard let url = try fields.optionalURL("service_account_impersonation_url") else { return federation }
+        let lifetime =
+            try fields.optionalObject("service_account_impersonation")?
+            .optionalInteger("token_lifetime_seconds", in: 600...43_200) ?? 3600
+        return ImpersonationFetcher(
+            source: federation, url: url, delegates: [], lifetimeSeconds: lifetime, quotaProject: federation.quotaProject,
+            clientCertificate: federation.source as? CertificateSubjectSource, http: http, origin: origin)
+    }
+
     /// `impersonated_service_account` (gcloud's `--impersonate-service-account` ADC): its source credentials are a
-    /// nested service_account or authorized_user object.
+    /// nested service_account or authorized_user object, with a `quota_project_id` of their own.
     private func impersonated(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
         let url = try fields.url("service_account_impersonation_url")
         let delegates = try fields.stringArray("delegates")
@@ -46,6 +54,8 @@ struct CredentialsFileLoader: Sendable {
         case let other:
             throw sourceFields.error("type", "is \(Sanitized.quote(other)), not service_account or authorized_user")
         }
-        return ImpersonationFetcher(source: source, url: url, delegates: delegates, lifetimeSeconds: 3600, http: http, origin: origin)
+        return ImpersonationFetcher(
+            source: source, url: url, delegates: delegates, lifetimeSeconds: 3600,
+            quotaProject: try fields.optionalString("quota_project_id"), http: http, origin: origin)
     }
 }

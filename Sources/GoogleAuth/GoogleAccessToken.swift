@@ -9,11 +9,16 @@ package struct GoogleAccessToken: Sendable, CustomStringConvertible {
     package let value: String
     /// When Google stops accepting it, in seconds since 1970.
     package let expiresAt: Int64
+    /// How it was obtained, step by step, for operators (check-config --online): where a federated identity's
+    /// credentials and subject token came from. `nil` when there is nothing to say beyond the credentials' summary.
+    /// Never a secret.
+    package var provenance: String?
 
     /// A token that expires at `expiresAt` (epoch seconds).
-    package init(value: String, expiresAt: Int64) {
+    package init(value: String, expiresAt: Int64, provenance: String? = nil) {
         self.value = value
         self.expiresAt = expiresAt
+        self.provenance = provenance
     }
 
     /// The expiry only: the value is a secret.

@@ -11,8 +11,12 @@ package struct GoogleAuthError: Error, Sendable, CustomStringConvertible {
         case refused(status: Int)
         /// The fetch's deadline passed.
         case timeout
-        /// A 2xx answer that was not what Google sends (not JSON, a field missing, too large, no `Metadata-Flavor`).
+        /// A 2xx answer that was not what Google sends (not JSON, a field missing, too large, no `Metadata-Flavor`),
+        /// or a credential source's answer that is not what its format says.
         case malformedAnswer
+        /// A credential source on this machine ran and failed: an executable exited non-zero, was killed, or
+        /// reported a failure or an expired token.
+        case credentialSourceFailed
     }
 
     /// What went wrong.

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import OutboundHTTP
 
 /// Sends requests to Google with a deadline, a capped body and retries: a connection failure, 429 or 5xx is tried
@@ -69,6 +70,8 @@ struct GoogleHTTP: Sendable {
         httpRequest.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers { httpRequest.headers.add(name: name, value: value) }
         if let body = request.body { httpRequest.body = .bytes(ByteBuffer(bytes: body)) }
+        // AsyncHTTPClient pools connections per TLS configuration: a client certificate gets connections of its own.
+        httpRequest.tlsConfiguration = request.tlsConfiguration
         let response: OutboundExchange.Response
         switch await OutboundExchange.send(httpRequest, on: client, headDeadline: deadline, deadline: deadline, maxBodyBytes: Self.maximumBodyBytes) {
         case .success(let answer):

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import NIOSSL
 
 /// One HTTP request to a Google endpoint, kept as plain values so each retry sends the same bytes.
 struct GoogleRequest: Sendable {
@@ -11,6 +12,8 @@ struct GoogleRequest: Sendable {
     var what: String
     /// Strings scrubbed from any error message built from the answer (a server may echo what it was sent).
     var secrets: [String] = []
+    /// A TLS configuration of its own (a client certificate, for mutual TLS), else the client's.
+    var tlsConfiguration: TLSConfiguration?
 
     /// A form-encoded POST (`application/x-www-form-urlencoded`).
     static func form(_ url: String, _ fields: [(String, String)], what: String, secrets: [String]) -> GoogleRequest {

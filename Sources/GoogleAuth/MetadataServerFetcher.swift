@@ -10,6 +10,9 @@ struct MetadataServerFetcher: TokenFetcher {
 
     var summary: String { "the metadata server at \(host)" }
 
+    /// The metadata server's tokens bill the principal's own project.
+    var quotaProject: String? { nil }
+
     func fetch(deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> GoogleAccessToken {
         let issuedAt = Int64(Date().timeIntervalSince1970)
         let scopes = GoogleRequest.formEncode(GoogleScope.cloudPlatform)

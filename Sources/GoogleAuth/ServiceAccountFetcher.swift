@@ -7,6 +7,7 @@ struct ServiceAccountFetcher: TokenFetcher {
     static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     let clientEmail: String
+    let quotaProject: String?
     let tokenURI: String
     let signer: JWSSigner
     let http: GoogleHTTP
@@ -17,6 +18,7 @@ struct ServiceAccountFetcher: TokenFetcher {
     /// Reads the fields and loads the key now, so a broken file fails at startup, not at the first token.
     init(_ fields: CredentialFields, defaultTokenURI: String, http: GoogleHTTP, origin: String) throws(GoogleAuthError) {
         clientEmail = try fields.string("client_email")
+        quotaProject = try fields.optionalString("quota_project_id")
         let keyID = try fields.string("private_key_id")
         let pem = try fields.string("private_key")
         tokenURI = try fields.optionalURL("token_uri") ?? defaultTokenURI

@@ -1,70 +1,62 @@
-import Foundation
-import JOSE
+import NIOSSL
 
-/// Where an `external_account` file's subject token comes from (`credential_source`): a file (a Kubernetes
-/// projected token, rewritten as it rotates) or a URL, as text or as a JSON answer's field. Read at every fetch.
-struct SubjectTokenSource: Sendable {
-    enum Location: Sendable {
-        case file(String)
-        case url(String, headers: [(name: String, value: String)])
-    }
+/// Where an `external_account` file's subject token comes from (its `credential_source`): a file or URL
+/// (`FileOrURLSource`), AWS (`AWSSubjectSource`), an executable (`ExecutableSubjectSource`) or an X.509 certificate
+/// (`CertificateSubjectSource`). Asked at every fetch: subject tokens rotate.
+protocol SubjectTokenSource: Sendable {
+    /// What it is, for logs and check-config ("file /var/run/token", "AWS …"); never a secret.
+    var summary: String { get }
+    /// How much longer than the usual fetch bound a fetch may take with this source: an executable's own timeout,
+    /// which the credential file sets (up to two minutes), not the HTTP calls' bound.
+    var fetchAllowance: Duration { get }
+    /// The current subject token, every request of it finished before `deadline`.
+    func subjectToken(deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> SubjectToken
+}
 
-    let location: Location
-    /// `nil`: the whole text; else the JSON answer's field of this name (`subject_token_field_name`).
-    let jsonField: String?
+/// A subject token and what it took to obtain it.
+struct SubjectToken: Sendable {
+    /// The token itself: a secret, never logged.
+    let value: String
+    /// How it was obtained, for check-config ("AWS credentials from the EC2 metadata service…"); never a secret.
+    let provenance: String
+    /// The client certificate the STS exchange (and impersonation) must be made with, for X.509 sources.
+    var clientTLS: TLSConfiguration?
+}
 
-    var summary: String {
-        switch location {
-        case .file(let path): "file \(path)"
-        case .url(let url, _): "URL \(url)"
-        }
-    }
+/// What a source may need besides its own `credential_source` object.
+struct SubjectTokenContext: Sendable {
+    /// The file's `audience`: the workload identity pool provider (AWS signs it into its request).
+    let audience: String
+    /// The file's `subject_token_type` (an executable is told which it must print).
+    let subjectTokenType: String
+    /// The account of `service_account_impersonation_url`, if any (an executable is told it).
+    let impersonatedEmail: String?
+    /// The process environment: AWS's variables, GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES, the certificate
+    /// configuration's location, and an executable's own environment.
+    let environment: [String: String]
+    let http: GoogleHTTP
+}
 
-    init(_ fields: CredentialFields) throws(GoogleAuthError) {
-        let file = try fields.optionalString("file")
-        let url = try fields.optionalURL("url")
-        switch (file, url) {
-        case (let file?, nil): location = .file(file)
-        case (nil, let url?): location = .url(url, headers: try fields.stringMap("headers"))
-        case (.some, .some): throw fields.error("file", "and \"\(fields.prefix)url\" are both set; one source only")
-        case (nil, nil):
-            let other = ["environment_id", "executable", "certificate"].first { fields.object[$0] != nil }
-            throw fields.error(other ?? "file", other == nil ? "is missing (or \"url\")" : "is not supported (file or url only)")
-        }
-        let format = try fields.optionalObject("format")
-        switch try format?.optionalString("type") ?? "text" {
-        case "text": jsonField = nil
-        case "json":
-            guard let format else { throw fields.error("format", "is missing") }
-            jsonField = try format.string("subject_token_field_name")
-        default:
-            throw (format ?? fields).error("type", "is neither \"text\" nor \"json\"")
-        }
-    }
-
-    /// The current subject token.
-    func token(http: GoogleHTTP, deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> String {
-        let bytes: [UInt8]
-        switch location {
-        case .file(let path):
-            bytes = try CredentialsFile.read(path, what: "subject token file")
-        case .url(let url, let headers):
-            let request = GoogleRequest(method: "GET", url: url, headers: headers, what: "the subject token URL \(url)")
-            bytes = try await http.send(request, deadline: deadline).body
-        }
-        let token: String?
-        if let jsonField {
-            guard let value = try? JSON.parse(bytes), case .object(let object) = value else {
-                throw GoogleAuthError(.malformedAnswer, "the subject token \(summary) is not a JSON object")
+enum SubjectTokenSources {
+    /// The source `fields` (the `credential_source` object) describes, as Google's libraries choose it:
+    /// `environment_id` is AWS (whose metadata `url` is its own), else `executable`, else exactly one of `file`,
+    /// `url` and `certificate`.
+    static func make(_ fields: CredentialFields, context: SubjectTokenContext) throws(GoogleAuthError) -> any SubjectTokenSource {
+        if fields.has("environment_id") { return try AWSSubjectSource(fields, context: context) }
+        let identityPool = ["file", "url", "certificate"].filter { fields.has($0) }
+        if fields.has("executable") {
+            if let other = identityPool.first {
+                throw fields.error("executable", "and \"\(fields.prefix)\(other)\" are both set; one source only")
             }
-            token = object[jsonField]?.stringValue
-        } else {
-            token = String(validating: bytes, as: UTF8.self)
+            return try ExecutableSubjectSource(fields.object("executable"), context: context)
         }
-        // Trimmed as Google's Go library does: a token file written with `echo` ends in a newline.
-        guard let token = token?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty else {
-            throw GoogleAuthError(.malformedAnswer, "the subject token \(summary) is empty or unreadable")
+        if identityPool.count > 1 {
+            throw fields.error(identityPool[0], "and \"\(fields.prefix)\(identityPool[1])\" are both set; one source only")
         }
-        return token
+        if fields.has("certificate") {
+            return try CertificateSubjectSource(fields.object("certificate"), environment: context.environment)
+        }
+        guard identityPool.isEmpty else { return try FileOrURLSource(fields, http: context.http) }
+        throw fields.error("file", "is missing (or \"url\", \"environment_id\", \"executable\" or \"certificate\")")
     }
 }

@@ -6,12 +6,16 @@ import NIOHTTP1
 import Synchronization
 
 /// The Google stand-in (`Tests/Peers/google/google_standin.py`: metadata server, OAuth token endpoint, STS, IAM
-/// Credentials, public keys) on a loopback port, started for one test and stopped after it, even when the test throws.
+/// Credentials, public keys, the AWS instance metadata service) on a loopback port, and again with mutual TLS on a
+/// second one, started for one test and stopped after it, even when the test throws.
 package final class GoogleStandIn: Sendable {
     /// `http://127.0.0.1:PORT`.
     package let baseURL: String
     /// The loopback port.
     package let port: Int
+    /// `https://127.0.0.1:MTLS_PORT`: every endpoint again, for clients presenting a certificate of the stand-in's
+    /// CAs (its sts.mtls and iamcredentials.mtls); its server certificate is issued by `caFile`.
+    package let mtlsBaseURL: String
     /// Where the stand-in writes exported key files and authorized_user files.
     package let stateDirectory: String
     private let process: Process
@@ -19,9 +23,10 @@ package final class GoogleStandIn: Sendable {
     // process that dies without `stop()` leaves no stand-in behind.
     private let stdin: Pipe
 
-    private init(port: Int, stateDirectory: String, process: Process, stdin: Pipe) {
+    private init(port: Int, mtlsPort: Int, stateDirectory: String, process: Process, stdin: Pipe) {
         self.port = port
         self.baseURL = "http://127.0.0.1:\(port)"
+        self.mtlsBaseURL = "https://127.0.0.1:\(mtlsPort)"
         self.stateDirectory = stateDirectory
         self.process = process
         self.stdin = stdin
@@ -57,34 +62,44 @@ package final class GoogleStandIn: Sendable {
             .deletingLastPathComponent().appendingPathComponent("Tests/Peers/google/google_standin.py").path
     }
 
+    /// Tests/Peers/google/executable_source.py: an executable credential source that answers as it is told.
+    package static var executableSourcePath: String {
+        URL(fileURLWithPath: scriptPath).deletingLastPathComponent().appendingPathComponent("executable_source.py").path
+    }
+
     private static func start(in directory: TemporaryDirectory) async throws -> GoogleStandIn {
         let stateDirectory = "\(directory.path)/state"
         let stderrPath = "\(directory.path)/standin.stderr"
         let portPath = "\(directory.path)/standin.port"
+        let mtlsPortPath = "\(directory.path)/standin.mtls-port"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         let stdin = Pipe()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
-            "python3", scriptPath, "--state-dir", stateDirectory, "--port", "0", "--port-file", portPath, "--exit-on-stdin-eof",
+            "python3", scriptPath, "--state-dir", stateDirectory, "--port", "0", "--port-file", portPath,
+            "--mtls-port", "0", "--mtls-port-file", mtlsPortPath, "--exit-on-stdin-eof",
             "--max-seconds", "900",
         ]
         process.standardInput = stdin
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         try process.run()
-        // The port arrives in a file written whole and renamed into place: polled here with the task asleep in
-        // between, so no thread (of the concurrency pool or of Dispatch, which blocking test sockets may all hold)
-        // waits on the child.
+        // The ports arrive in files written whole and renamed into place (the mTLS one first): polled here with
+        // the task asleep in between, so no thread (of the concurrency pool or of Dispatch, which blocking test
+        // sockets may all hold) waits on the child.
         let clock = ContinuousClock()
         let deadline = clock.now + TestTiming.bound(.seconds(60))
         while clock.now < deadline {
             if let text = try? String(contentsOfFile: portPath, encoding: .utf8) {
-                guard let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                let mtlsText = (try? String(contentsOfFile: mtlsPortPath, encoding: .utf8)) ?? ""
+                guard let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                    let mtlsPort = Int(mtlsText.trimmingCharacters(in: .whitespacesAndNewlines))
+                else {
                     kill(process.processIdentifier, SIGKILL)
-                    throw HarnessError("the Google stand-in's port file holds no port: \(text.prefix(40))")
+                    throw HarnessError("the Google stand-in's port files hold no ports: \(text.prefix(40)), \(mtlsText.prefix(40))")
                 }
-                return GoogleStandIn(port: port, stateDirectory: stateDirectory, process: process, stdin: stdin)
+                return GoogleStandIn(port: port, mtlsPort: mtlsPort, stateDirectory: stateDirectory, process: process, stdin: stdin)
             }
             if !process.isRunning {
                 let log = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
@@ -96,6 +111,10 @@ package final class GoogleStandIn: Sendable {
         let log = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
         throw HarnessError("the Google stand-in wrote no port within 60 s:\n\(log.suffix(2000))")
     }
+
+    /// The CA that issued the mTLS port's server certificate and the trusted client certificates (`x509/ca.pem`):
+    /// what a client of `mtlsBaseURL` must trust.
+    package var caFile: String { "\(stateDirectory)/x509/ca.pem" }
 
     /// Closes its stdin and kills it (SIGKILL: the test process blocks SIGTERM, which children inherit), then waits.
     package func stop() async {

@@ -54,7 +54,19 @@ import TokenGateTesting
         arguments: [
             ("no audience", [("audience", nil)], "\"audience\""),
             ("no credential_source", [("credential_source", nil)], "\"credential_source\""),
-            ("aws source", [("credential_source", .object(["environment_id": "aws1"]))], "\"credential_source.environment_id\""),
+            (
+                "aws source without its URL", [("credential_source", .object(["environment_id": "aws1"]))],
+                "\"credential_source.regional_cred_verification_url\""
+            ),
+            (
+                "file and certificate", [("credential_source", .object(["file": "/t", "certificate": .object([:])]))],
+                "\"credential_source.file\" and \"credential_source.certificate\" are both set"
+            ),
+            (
+                "executable and url", [("credential_source", .object(["executable": .object([:]), "url": "https://x.example/t"]))],
+                "\"credential_source.executable\" and \"credential_source.url\" are both set"
+            ),
+            ("empty source", [("credential_source", .object([:]))], "\"credential_source.file\" is missing"),
             (
                 "bad format", [("credential_source", .object(["file": "/t", "format": .object(["type": "xml"])]))],
                 "\"credential_source.format.type\""

@@ -96,9 +96,11 @@ func resolve(
 }
 
 /// The `.configuration` error resolving `file` throws, or a test failure.
-func configurationError(_ file: String, endpoints: GoogleEndpoints = GoogleEndpoints()) -> GoogleAuthError? {
+func configurationError(
+    _ file: String, endpoints: GoogleEndpoints = GoogleEndpoints(), environment: [String: String] = ["HOME": "/nonexistent-home"]
+) -> GoogleAuthError? {
     do {
-        _ = try resolve(file: file, endpoints: endpoints)
+        _ = try resolve(file: file, environment: environment, endpoints: endpoints)
         Issue.record("resolving \(file) succeeded")
         return nil
     } catch {

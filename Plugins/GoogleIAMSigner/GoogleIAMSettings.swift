@@ -14,6 +14,7 @@ import TokenGateCore
 ///   credentialsFile: /etc/tokengate/adc.json   # optional; else Application Default Credentials
 ///   delegates: [broker@acme.iam.gserviceaccount.com]   # optional IAM delegation chain
 ///   maxConcurrentSigns: 64            # IAM calls in flight for this provider (1 to 1024)
+///   quotaProject: acme-rides          # optional: the project Google bills and limits this provider's IAM calls on
 ///   timeout: 5s                       # one token's IAM call, retries included (100ms to 60s)
 ///   endpoints:                        # Google's by default; http:// only to loopback
 ///     iamCredentials: https://iamcredentials.googleapis.com
@@ -30,6 +31,10 @@ struct GoogleIAMSettings: Sendable {
     var credentialsFile: String?
     var delegates: [String] = []
     var maxConcurrentSigns = 64
+    /// Sent as `x-goog-user-project` on this provider's IAM calls, over the credentials file's `quota_project_id`: each
+    /// tenant's calls count against its own project's quota, not the gateway's (the gateway's identity then needs
+    /// `serviceusage.services.use` on it).
+    var quotaProject: String?
     var timeout: Duration = .seconds(5)
     var iamCredentials = defaultIAMCredentials
     var publicKeys = defaultPublicKeys
@@ -38,7 +43,7 @@ struct GoogleIAMSettings: Sendable {
     /// The keys the section may have.
     static let keys: Set<String> = [
         "type", "serviceAccounts", "credentialsFile", "delegates", "maxConcurrentSigns",
-        "timeout", "endpoints",
+        "quotaProject", "timeout", "endpoints",
     ]
 
     static func parse(_ node: ConfigNode) throws -> GoogleIAMSettings {
@@ -56,6 +61,14 @@ struct GoogleIAMSettings: Sendable {
         if let value = section.optional("credentialsFile") { settings.credentialsFile = try value.path() }
         if let value = section.optional("delegates") { settings.delegates = try value.sequence().map(serviceAccount) }
         if let value = section.optional("maxConcurrentSigns") { settings.maxConcurrentSigns = try value.int(in: 1...1024) }
+        if let value = section.optional("quotaProject") {
+            let text = try value.nonEmptyString()
+            // A project ID (6 to 30 lower-case letters, digits and hyphens) or a project number: it goes into a header.
+            guard ProviderID(text) != nil || (text.count <= 20 && text.allSatisfy(\.isASCII) && text.allSatisfy(\.isNumber)) else {
+                throw value.error("expected a Google Cloud project ID or number, got '\(text.prefix(64))'")
+            }
+            settings.quotaProject = text
+        }
         if let value = section.optional("timeout") {
             settings.timeout = try value.duration()
             guard (.milliseconds(100)...(.seconds(60))).contains(settings.timeout) else { throw value.error("must be between 100ms and 60s") }

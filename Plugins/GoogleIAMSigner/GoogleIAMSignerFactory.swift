@@ -36,7 +36,8 @@ package struct GoogleIAMSignerFactory: TokenBackendFactory {
             throw (section.optional("credentialsFile") ?? context.section).error("Application Default Credentials: \(error)")
         }
         let iam = IAMCredentialsClient(
-            client: httpClient, baseURL: settings.iamCredentials, credentials: credentials, delegates: settings.delegates)
+            client: httpClient, baseURL: settings.iamCredentials, credentials: credentials, delegates: settings.delegates,
+            quotaProject: settings.quotaProject ?? credentials.quotaProject)
         return GoogleIAMSigner(
             settings: settings, iam: iam, health: SignerHealth(credentialsSummary: credentials.summary, accounts: settings.accounts),
             audience: context.audience,

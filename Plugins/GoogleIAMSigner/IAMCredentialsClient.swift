@@ -31,6 +31,9 @@ struct IAMCredentialsClient: Sendable {
     let baseURL: String
     let credentials: any GoogleCredentials
     let delegates: [String]
+    /// The project billed and limited for the calls (`x-goog-user-project`): the provider's `quotaProject`, else the
+    /// credentials file's.
+    let quotaProject: String?
     /// The delay before retry n is `initialBackoff · 2^(n-1)`, at most `maxBackoff`, times a jitter in 0.5...1.
     var initialBackoff: Duration = .milliseconds(100)
     var maxBackoff: Duration = .seconds(2)
@@ -108,8 +111,8 @@ struct IAMCredentialsClient: Sendable {
         request.headers.add(name: "Authorization", value: "Bearer \(accessToken)")
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "TokenGate")
-        // The credentials file's quota project is billed for the call, as Google's libraries send it.
-        if let project = credentials.quotaProject { request.headers.add(name: "x-goog-user-project", value: project) }
+        // The quota project is billed for the call, as Google's libraries send it.
+        if let quotaProject { request.headers.add(name: "x-goog-user-project", value: quotaProject) }
         request.body = .bytes(ByteBuffer(bytes: body))
         let status: Int
         let answer: [UInt8]

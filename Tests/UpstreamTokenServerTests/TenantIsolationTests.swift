@@ -178,14 +178,14 @@ import UpstreamTokenServer
 
                 // The circuit opened: refusals at once, reported in metrics and readiness.
                 let scrape = MetricsScrape(try await gateway.metrics())
-                #expect(scrape["tokengate_circuit_state", ["provider": "acme-rides", "call": "backend"]] == 2)
-                #expect(scrape["tokengate_circuit_state", ["provider": "beta-cabs", "call": "backend"]] == 0)
-                let refusals = ["provider": "acme-rides", "call": "backend", "reason": "circuit_open"]
+                #expect(scrape["tokengate_circuit_state", ["provider": "acme-rides", "call": "backend", "token_type": "consumer"]] == 2)
+                #expect(scrape["tokengate_circuit_state", ["provider": "beta-cabs", "call": "backend", "token_type": "consumer"]] == 0)
+                let refusals = ["provider": "acme-rides", "call": "backend", "token_type": "consumer", "reason": "circuit_open"]
                 #expect((scrape["tokengate_backend_refusals_total", refusals] ?? 0) > 0)
                 let degraded = try await admin.get("/readyz")
                 let acme = try #require(degraded.json["providers"]?.objectValue?["acme-rides"]?.objectValue)
                 #expect(acme["state"] == .string("degraded"))
-                #expect(acme["reasons"]?.arrayValue?.first?.stringValue?.hasPrefix("circuit_open: backend calls refused") == true)
+                #expect(acme["reasons"]?.arrayValue?.first?.stringValue?.hasPrefix("circuit_open: backend calls for consumer tokens refused") == true)
                 #expect(degraded.json["providers"]?.objectValue?["beta-cabs"]?.objectValue?["state"] == .string("ready"))
 
                 // Now it fails outright: while the circuit is open each answer is prompt, 503 with Retry-After, and the
@@ -210,7 +210,7 @@ import UpstreamTokenServer
                         try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=after-1", bearer: Self.apiKey).status == 200
                     })
                 let recovered = MetricsScrape(try await gateway.metrics())
-                #expect(recovered["tokengate_circuit_state", ["provider": "acme-rides", "call": "backend"]] == 0)
+                #expect(recovered["tokengate_circuit_state", ["provider": "acme-rides", "call": "backend", "token_type": "consumer"]] == 0)
                 #expect(try await admin.get("/readyz").json["providers"]?.objectValue?["acme-rides"]?.objectValue?["state"] == .string("ready"))
             }
         } catch {

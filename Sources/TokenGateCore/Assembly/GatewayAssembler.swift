@@ -242,9 +242,14 @@ package struct GatewayAssembler: Sendable {
         let metrics = metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: hasAuthorizer)
         // An open circuit stays open across a reload that keeps what it guards.
         let keepsGuards = previous?.settings.backendGuard == settings.backendGuard
-        let backendGuard =
+        let backendGuards =
             keepsBackend && keepsGuards
-            ? previous!.backendGuard : makeGuard(.backend, settings)
+            ? previous!.backendGuards
+            : BackendGuards(byType: Dictionary(uniqueKeysWithValues: backend.tokenTypes.map { ($0, makeGuard(.backend, settings, tokenType: $0)) }))
+        // Kept with the guards: a reload does not hand a storming tenant a fresh allowance.
+        let mintBudget =
+            keepsGuards && previous != nil
+            ? previous!.mintBudget : settings.backendGuard.mintBudget.map { RateLimiter<Bool>(limit: $0, maxKeys: 1, clock: clock) }
         let authorizer = ProviderAuthorizer(
             provider: settings.id, clients: settings.clients, transport: authorizerTransport, metrics: metrics,
             answers: keepsClients ? previous!.authorizer.answers : AuthorizerDecisionCache(clock: clock),
@@ -258,7 +263,8 @@ package struct GatewayAssembler: Sendable {
             settings: settings,
             backend: backend,
             keys: keys,
-            backendGuard: backendGuard,
+            backendGuards: backendGuards,
+            mintBudget: mintBudget,
             authenticator: keepsClients ? previous!.authenticator : authenticator,
             authorizer: authorizer,
             cache: keepsBackend ? previous!.cache : TokenCache(policy: Self.cachePolicy(settings.cache, replicas: replicas), clock: clock),
@@ -279,10 +285,12 @@ package struct GatewayAssembler: Sendable {
     }
 
     /// `counted`: whether the guard's instruments are made (no authorizer, no authorizer series).
-    private func makeGuard(_ kind: BackendGuard.CallKind, _ settings: ProviderSettings, counted: Bool = true) -> BackendGuard {
+    private func makeGuard(
+        _ kind: BackendGuard.CallKind, _ settings: ProviderSettings, tokenType: TokenType? = nil, counted: Bool = true
+    ) -> BackendGuard {
         BackendGuard(
             kind, settings: settings.backendGuard, clock: clock,
-            metrics: counted ? metrics.guardMetrics(settings.id, call: kind) : .none)
+            metrics: counted ? metrics.guardMetrics(settings.id, call: kind, tokenType: tokenType) : .none)
     }
 
     /// A token must outlive the cache's `minRemaining` to be served at all, and should outlive `refreshBefore`, or

@@ -13,8 +13,10 @@ package final class ProviderRuntime: Sendable {
     /// The backend its plugin built.
     package let backend: any TokenBackend
     package let keys: ProviderKeys
-    /// Contains calls to the backend: a cap on calls in flight and a circuit breaker.
-    let backendGuard: BackendGuard
+    /// Contains calls to the backend, per token type: a cap on calls in flight and a circuit breaker.
+    let backendGuards: BackendGuards
+    /// How many mints per second the provider may start (`backend.mintBudget`), or nil for no bound.
+    let mintBudget: RateLimiter<Bool>?
     let authenticator: CallerAuthenticator
     let authorizer: ProviderAuthorizer
     package let cache: TokenCache<TokenContext, DeliveredToken>
@@ -38,7 +40,8 @@ package final class ProviderRuntime: Sendable {
         settings: ProviderSettings,
         backend: any TokenBackend,
         keys: ProviderKeys,
-        backendGuard: BackendGuard,
+        backendGuards: BackendGuards,
+        mintBudget: RateLimiter<Bool>?,
         authenticator: CallerAuthenticator,
         authorizer: ProviderAuthorizer,
         cache: TokenCache<TokenContext, DeliveredToken>,
@@ -55,7 +58,8 @@ package final class ProviderRuntime: Sendable {
         self.settings = settings
         self.backend = backend
         self.keys = keys
-        self.backendGuard = backendGuard
+        self.backendGuards = backendGuards
+        self.mintBudget = mintBudget
         self.authenticator = authenticator
         self.authorizer = authorizer
         self.cache = cache

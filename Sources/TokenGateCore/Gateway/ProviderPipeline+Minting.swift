@@ -7,13 +7,17 @@ extension ProviderPipeline {
     /// With `notAfter`, the token expires no later (the backend is asked to, and a token past it is refused).
     func fetchVerified(for admission: TokenAdmission, notAfter: Int64? = nil) async throws -> DeliveredToken {
         let (settings, context, spans) = (runtime.settings, admission.context, services.spans)
+        try checkMintBudget()
         let started = ContinuousClock.now
         let issued: IssuedToken
         do {
             issued = try await spans.run(.backend, provider: settings.id, tokenType: context.tokenType) { span in
                 span.note(backend: settings.backendType)
                 let request = TokenRequest(provider: settings.id, context: context, notAfter: notAfter)
-                return try await runtime.backendGuard.run { try await runtime.backend.issue(request) }
+                guard let callGuard = runtime.backendGuards.callGuard(for: context.tokenType) else {
+                    throw TokenGateError(.unknownTokenType, "provider \(settings.id) does not issue \(context.tokenType) tokens")
+                }
+                return try await callGuard.run { try await runtime.backend.issue(request) }
             }
             runtime.metrics.recordBackendCall(context.tokenType, duration: ContinuousClock.now - started)
         } catch {
@@ -24,6 +28,16 @@ extension ProviderPipeline {
         return try await spans.run(.verify, provider: settings.id, tokenType: context.tokenType) { _ in
             try await verified(issued, for: admission, notAfter: notAfter)
         }
+    }
+
+    /// Takes one mint from the provider's budget (`backend.mintBudget`), or refuses `rate_limited`: one tenant's flood
+    /// of new contexts is bounded in the backend calls (IAM's quota and connections), the signing CPU and the other
+    /// tenants' share of both, while its cached tokens go on being served.
+    private func checkMintBudget() throws(TokenGateError) {
+        guard let budget = runtime.mintBudget, let seconds = budget.acquire(true).retryAfterSeconds else { return }
+        runtime.metrics.recordRateLimited(.mintBudget)
+        runtime.limiters.refusalLog.recordMintBudget(budget.limit)
+        throw TokenGateError(.rateLimited, "provider \(runtime.id) is past its mint budget (backend.mintBudget)", retryAfterSeconds: seconds)
     }
 
     /// `issued` checked with OpenSSL against the keys bound to the provider (refetched once for an unknown `kid`),

@@ -9,8 +9,8 @@ import Synchronization
 /// once for `openFor` (and fails those in line), then lets one probe through: success closes it, failure opens it
 /// again. Answers about the request itself (no token for that context, forbidden) are not failures.
 ///
-/// One guard per provider and call kind; a reload that keeps the backend (or the clients) hands it on, so an open
-/// circuit stays open.
+/// One guard per provider, call kind and (for backend calls) token type (``BackendGuards``); a reload that keeps the
+/// backend (or the clients) hands it on, so an open circuit stays open.
 final class BackendGuard: Sendable {
     /// What is being called (the `call` label).
     enum CallKind: String, Sendable {

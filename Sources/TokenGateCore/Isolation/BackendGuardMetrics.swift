@@ -1,8 +1,9 @@
 import CoreMetrics
 
-/// A guard's instruments: `tokengate_circuit_state{provider, call}` (0 closed, 1 half-open, 2 open),
-/// `tokengate_circuit_transitions_total{provider, call, to}` and `tokengate_backend_refusals_total{provider, call,
-/// reason}` (`circuit_open`, `queue_full`).
+/// A guard's instruments: `tokengate_circuit_state{provider, call, token_type}` (0 closed, 1 half-open, 2 open),
+/// `tokengate_circuit_transitions_total{provider, call, token_type, to}` and `tokengate_backend_refusals_total{provider,
+/// call, token_type, reason}` (`circuit_open`, `queue_full`). `token_type` is the backend guard's (one per type); an
+/// authorizer's guard has none (`""`).
 struct BackendGuardMetrics: Sendable {
     private let labels: [(String, String)]
     private let state: Gauge?
@@ -17,8 +18,8 @@ struct BackendGuardMetrics: Sendable {
         self.labeled = labeled
     }
 
-    init(provider: ProviderID, call: BackendGuard.CallKind, factory: any MetricsFactory, labeled: LabeledCounters) {
-        let labels = [("provider", provider.rawValue), ("call", call.rawValue)]
+    init(provider: ProviderID, call: BackendGuard.CallKind, tokenType: TokenType?, factory: any MetricsFactory, labeled: LabeledCounters) {
+        let labels = [("provider", provider.rawValue), ("call", call.rawValue), ("token_type", tokenType?.rawValue ?? "")]
         self.init(labels: labels, state: Gauge(label: GatewayMetrics.Name.circuitState, dimensions: labels, factory: factory), labeled: labeled)
     }
 

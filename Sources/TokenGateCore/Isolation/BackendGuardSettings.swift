@@ -7,8 +7,9 @@ import YAML
 /// ```yaml
 /// backend:
 ///   type: upstream
-///   maxConcurrentCalls: 64
+///   maxConcurrentCalls: 64     # per token type
 ///   queueTimeout: 1s
+///   mintBudget: { rate: 200/s, burst: 1000 }   # or: mintBudget: off
 ///   circuitBreaker:            # or: circuitBreaker: off
 ///     consecutiveFailures: 5
 ///     failureRatio: 0.5
@@ -23,16 +24,24 @@ package struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertibl
     package var queueTimeout: Duration = .seconds(1)
     /// The breaker, or nil when it is off.
     package var circuitBreaker: CircuitBreakerSettings? = CircuitBreakerSettings()
+    /// How many backend calls (mints, refreshes included) the provider may start, per replica; past it a new context
+    /// is refused `429`. Nil when off.
+    package var mintBudget: RateLimit? = Self.defaultMintBudget
+
+    /// 200 a second, 1,000 at once: far above a fleet's new trips, well below what one tenant would need to take the
+    /// others' share of IAM's calls or of the CPU that signs.
+    package static let defaultMintBudget = RateLimit(count: 200, per: .seconds(1), burst: 1000)
 
     /// The keys of `backend:` that are the core's.
-    package static let keys: Set<String> = ["maxConcurrentCalls", "queueTimeout", "circuitBreaker"]
+    package static let keys: Set<String> = ["maxConcurrentCalls", "queueTimeout", "circuitBreaker", "mintBudget"]
 
     /// Creates settings; the defaults are what a provider without the keys gets.
     package init() {}
 
     package var description: String {
         let breaker = circuitBreaker.map(String.init(describing:)) ?? "off"
-        return "maxConcurrentCalls=\(maxConcurrentCalls) queueTimeout=\(queueTimeout) circuitBreaker=\(breaker)"
+        return
+            "maxConcurrentCalls=\(maxConcurrentCalls) queueTimeout=\(queueTimeout) circuitBreaker=\(breaker) mintBudget=\(mintBudget.map(String.init(describing:)) ?? "off")"
     }
 
     /// Reads the core's keys of a `backend:` section (the others are the plugin's).
@@ -44,10 +53,29 @@ package struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertibl
             case "queueTimeout":
                 settings.queueTimeout = try node.duration()
                 guard settings.queueTimeout <= .seconds(30) else { throw node.error("must be at most 30s") }
+            case "mintBudget": settings.mintBudget = try parseMintBudget(node)
             default: settings.circuitBreaker = try CircuitBreakerSettings.parse(node)
             }
         }
         return settings
+    }
+}
+
+extension BackendGuardSettings {
+    /// `off`, or `{ rate: N/s, burst: M }` (burst default: the rate's count).
+    static func parseMintBudget(_ node: ConfigNode) throws -> RateLimit? {
+        if node.yaml.scalar != nil {
+            guard try node.string() == "off" else { throw node.error("expected off or { rate: 200/s, burst: 1000 }") }
+            return nil
+        }
+        let mapping = try node.mapping(allowedKeys: ["rate", "burst"])
+        let rateNode = try mapping.required("rate")
+        let text = try rateNode.string()
+        guard let parsed = RateLimit(parsing: text, burst: 1) else {
+            throw rateNode.error("expected a rate such as 200/s, 600/min or 10000/h, got '\(text)'")
+        }
+        let burst = try mapping.optional("burst")?.int(in: 1...1_000_000) ?? parsed.count
+        return RateLimit(count: parsed.count, per: parsed.period, burst: burst)
     }
 }
 

@@ -36,9 +36,9 @@ package final class GatewayMetrics: Sendable {
         labeled.increment(Name.denials, [("provider", ""), ("token_type", type?.rawValue ?? ""), ("code", code.rawValue)])
     }
 
-    /// The instruments of `provider`'s guard of `call`s.
-    func guardMetrics(_ provider: ProviderID, call: BackendGuard.CallKind) -> BackendGuardMetrics {
-        BackendGuardMetrics(provider: provider, call: call, factory: factory, labeled: labeled)
+    /// The instruments of `provider`'s guard of `call`s (of `tokenType`'s backend calls).
+    func guardMetrics(_ provider: ProviderID, call: BackendGuard.CallKind, tokenType: TokenType? = nil) -> BackendGuardMetrics {
+        BackendGuardMetrics(provider: provider, call: call, tokenType: tokenType, factory: factory, labeled: labeled)
     }
 
     /// Which tenants from tenant files run on a stale configuration (1) or their current one (0), and how many

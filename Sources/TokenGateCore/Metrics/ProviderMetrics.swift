@@ -24,6 +24,8 @@ package final class ProviderMetrics: Sendable {
         case failedAuthPerPeer = "failed_auth_peer"
         /// A caller's cap on different contexts per window.
         case distinctContexts = "distinct_contexts"
+        /// The provider's budget of mints (`backend.mintBudget`).
+        case mintBudget = "mint_budget"
 
         /// The log reason of a refusal by this limit: a literal, so a refusal builds no string.
         var refusalReason: String {
@@ -34,6 +36,7 @@ package final class ProviderMetrics: Sendable {
             case .failedAuth: "failed_auth rate limit reached"
             case .failedAuthPerPeer: "failed_auth_peer rate limit reached"
             case .distinctContexts: "distinct_contexts rate limit reached"
+            case .mintBudget: "mint_budget rate limit reached"
             }
         }
     }

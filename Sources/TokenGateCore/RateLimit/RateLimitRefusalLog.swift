@@ -2,8 +2,8 @@ import Logging
 import Synchronization
 
 /// Logs rate-limit refusals an operator wants to read about in aggregate: what a limit in `shadow` mode would have
-/// refused (an operator trying a new limit before enforcing it), and which callers reached their distinct-contexts
-/// cap (a leaked credential harvesting the fleet). The first refusal of each kind is logged at once, then at most
+/// refused (an operator trying a new limit before enforcing it), which callers reached their distinct-contexts cap (a
+/// leaked credential harvesting the fleet), and mints past the provider's budget. The first refusal of each kind is logged at once, then at most
 /// one line per kind every ``interval`` seconds with the count since the last.
 final class RateLimitRefusalLog: Sendable {
     static let interval: Int64 = 10
@@ -40,6 +40,14 @@ final class RateLimitRefusalLog: Sendable {
                 ? "a caller went past its shadow distinct-contexts cap; let through"
                 : "a caller reached its distinct-contexts cap: new contexts refused until the window ends",
             metadata: metadata)
+    }
+
+    /// A new mint refused by the provider's mint budget (`backend.mintBudget`).
+    func recordMintBudget(_ budget: RateLimit) {
+        guard let due = tally("mint_budget") else { return }
+        logger.warning(
+            "the provider is past its mint budget: new contexts refused 429 until it refills; cached tokens are still served",
+            metadata: ["budget": "\(budget)", "refusals": "\(due)"])
     }
 
     /// Counts one refusal of `kind`; the count to log when a line is due.

@@ -52,10 +52,11 @@ extension ProviderRuntime {
         pending += backendReadiness.starting
         stale += backendReadiness.degraded
         stale += keyHealth.problems
-        for callGuard in [backendGuard, authorizer.callGuard] {
+        let guards = backendGuards.all.map { ("backend calls for \($0.type) tokens", $0.callGuard) } + [("authorizer calls", authorizer.callGuard)]
+        for (calls, callGuard) in guards {
             let circuit = callGuard.circuit
             guard circuit.state != .closed else { continue }
-            stale.append("circuit_open: \(callGuard.kind.rawValue) calls refused (\(circuit.state.rawValue)) after \(circuit.reason ?? "failures")")
+            stale.append("circuit_open: \(calls) refused (\(circuit.state.rawValue)) after \(circuit.reason ?? "failures")")
         }
         if !missing.isEmpty { return ProviderReadiness(state: .notReady, reasons: missing + pending + stale) }
         if !pending.isEmpty { return ProviderReadiness(state: .starting, reasons: pending + stale) }

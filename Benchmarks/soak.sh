@@ -63,6 +63,7 @@ providers:
   soak-fleet:
     backend:
       type: static-key
+      mintBudget: off   # the gateway's own capacity is measured: no per-tenant bound
       keys:
         consumer:
           - serviceAccountFile: $WORK/keys/consumer.json

@@ -55,6 +55,7 @@ providers:
     cache: { maxEntries: 1000000 }
     backend:
       type: google-iam
+      mintBudget: off   # the gateway's own capacity is measured: no per-tenant bound
       serviceAccounts: { consumer: $CONSUMER }
       credentialsFile: $KEY_FILE
       maxConcurrentSigns: $MAX_CONCURRENT_SIGNS

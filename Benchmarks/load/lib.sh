@@ -155,6 +155,7 @@ providers:
   $PROVIDER:
     backend:
       type: static-key
+      mintBudget: off   # the gateway's own capacity is measured: no per-tenant bound
       tokenLifetime: 1h
       keys:
         consumer:
@@ -181,6 +182,7 @@ providers:
   limited-fleet:
     backend:
       type: static-key
+      mintBudget: off   # the gateway's own capacity is measured: no per-tenant bound
       keys:
         consumer:
           - serviceAccountFile: $WORK/keys/limited.json
@@ -196,6 +198,7 @@ providers:
   flood-fleet:
     backend:
       type: static-key
+      mintBudget: off   # the gateway's own capacity is measured: no per-tenant bound
       keys:
         consumer:
           - serviceAccountFile: $WORK/keys/flood.json

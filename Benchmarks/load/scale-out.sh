@@ -155,6 +155,7 @@ providers:
   $PROVIDER:
     backend:
       type: static-key
+      mintBudget: off   # the gateway's own capacity is measured: no per-tenant bound
       tokenLifetime: 1h
       keys:
         consumer:

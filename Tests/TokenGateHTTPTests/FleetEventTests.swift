@@ -13,6 +13,7 @@ import TokenGateTesting
     static let apiKey = "acme-backend-key-0123456789"
     static let audience = "https://tokengate.acme.test/events/v1/pubsub/acme-rides"
     static let pushAccount = "fleet-events-push@acme-rides.iam.gserviceaccount.com"
+    static let adminKey = "acme-admin-key-0123456789"
 
     /// Google's side: the key its OIDC tokens are signed with, published as the JWKS the gateway fetches.
     struct Google {
@@ -66,12 +67,15 @@ import TokenGateTesting
                   type: static-key
                   keys:
                     consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
+                    driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
                     delivery-consumer: [{ serviceAccountFile: keys/delivery.json, generateIfMissing: true }]
                 clients:
-                  - { name: dispatch, type: api-key, keySha256: \(digest), allow: { consumer: any, delivery-consumer: any } }
+                  - { name: dispatch, type: api-key, keySha256: \(digest), allow: { consumer: any, driver: any, delivery-consumer: any } }
+                adminKeys: [{ name: acme-ops, keySha256: \(HexBytes.encode(try Digest.sha256(Array(adminKey.utf8)))) }]
                 events:
                   audience: \(audience)
                   serviceAccount: \(pushAccount)
+                  endOn: { driver: [offline] }
               quiet-fleet:
                 backend:
                   type: static-key
@@ -135,6 +139,58 @@ import TokenGateTesting
             #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "ended"]] == 2)
             #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "duplicate"]] == 1)
             #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "ignored"]] == 1)
+        }
+    }
+
+    /// A vehicle log entry with its own time (Cloud Logging's `timestamp`, epoch milliseconds).
+    static func vehicleEntry(_ vehicle: String, state: String, loggedAt milliseconds: Int64) -> [UInt8] {
+        var entry = FleetEngineLogEntryShape.entry(
+            "type.googleapis.com/maps.fleetengine.v1.UpdateVehicleLog",
+            response: ["name": .string("providers/acme-rides/vehicles/\(vehicle)"), "state": .string(state)])
+        guard case .object(var object)? = try? JSON.parse(entry) else { return entry }
+        // As Cloud Logging writes it, to the nanosecond (Foundation's formatter, not the gateway's parser, writes it).
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let text = formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        object["timestamp"] = .string(text.dropLast() + "456789Z")
+        entry = JSON.serialize(.object(object))
+        return entry
+    }
+
+    static func driver(_ id: String) -> String { "/v1/providers/acme-rides/tokens/driver?vehicleId=\(id)" }
+
+    /// An event lifts only what an event ended, and only when it was logged after that end: an operator's end (a
+    /// revoked driver) stays through the vehicle's next ONLINE update, and an ONLINE entry delivered late (Pub/Sub does
+    /// not order its deliveries) never lifts a newer OFFLINE.
+    @Test func anEventLiftsOnlyAnOlderEventsEnd() async throws {
+        try await Self.withGateway { gateway, google, clock in
+            let t = clock.now * 1000
+            // The operator ends van-1; the vehicle reports ONLINE: kept.
+            let ended = try await RunningGateway.Endpoint(baseURL: gateway.adminURL).request(
+                "POST", "/admin/v1/providers/acme-rides/contexts/driver/van-1/end", bearer: Self.adminKey)
+            #expect(ended.status == 200, "\(ended.text)")
+            let online = try await Self.send(
+                gateway, Self.push(Self.vehicleEntry("van-1", state: "VEHICLE_STATE_ONLINE", loggedAt: t + 1000)),
+                token: try google.token(now: clock.now))
+            #expect(online.status == 200 && online.json["outcome"] == "kept", "\(online.text)")
+            #expect(try await gateway.get(Self.driver("van-1"), bearer: Self.apiKey).status == 410)
+
+            // An event ends van-2 (OFFLINE at t+5 s); an ONLINE logged before it, delivered after: kept.
+            let offline = try await Self.send(
+                gateway, Self.push(Self.vehicleEntry("van-2", state: "VEHICLE_STATE_OFFLINE", loggedAt: t + 5000), messageID: "2"),
+                token: try google.token(now: clock.now))
+            #expect(offline.json["outcome"] == "ended", "\(offline.text)")
+            let late = try await Self.send(
+                gateway, Self.push(Self.vehicleEntry("van-2", state: "VEHICLE_STATE_ONLINE", loggedAt: t + 4000), messageID: "3"),
+                token: try google.token(now: clock.now))
+            #expect(late.json["outcome"] == "kept", "\(late.text)")
+            #expect(try await gateway.get(Self.driver("van-2"), bearer: Self.apiKey).status == 410)
+            // An ONLINE logged after it lifts it.
+            let back = try await Self.send(
+                gateway, Self.push(Self.vehicleEntry("van-2", state: "VEHICLE_STATE_ONLINE", loggedAt: t + 6000), messageID: "4"),
+                token: try google.token(now: clock.now))
+            #expect(back.json["outcome"] == "lifted", "\(back.text)")
+            #expect(try await gateway.get(Self.driver("van-2"), bearer: Self.apiKey).status == 200)
         }
     }
 

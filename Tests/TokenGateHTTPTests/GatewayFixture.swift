@@ -24,7 +24,7 @@ struct GatewayFixture {
     /// `server` is the body of a `server:` section (a flow mapping); `cors` acme-rides' `cors:` section.
     init(
         cache: String = "{ minRemaining: 5m, refreshBefore: 10m, maxEntries: 1000 }", rateLimits: String = "{}", response: String? = nil,
-        server: String? = nil, cors: String? = nil, audit: String? = nil
+        server: String? = nil, cors: String? = nil, audit: String? = nil, endedContexts: String = "{ refuseFor: 2h }"
     ) throws {
         directory = try TemporaryDirectory()
         identityProvider = try JWSKey.generate(.rs256, keyID: "idp-1")
@@ -38,7 +38,7 @@ struct GatewayFixture {
             """
             \(serverLine)adminKeys:
               - { name: ops, keySha256: \(try digest(Self.globalAdminKey)) }
-            endedContexts: { refuseFor: 2h }
+            endedContexts: \(endedContexts)
             providers:
               acme-rides:
                 compatibility: google-samples

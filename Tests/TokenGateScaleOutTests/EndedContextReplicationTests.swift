@@ -143,6 +143,33 @@ struct EndedContextReplicationTests {
         }
     }
 
+    /// Each tenant's share of the store's ends is its own, and holds across replicas: one tenant at its share is
+    /// refused at any replica, all or none, while another tenant ends contexts as before.
+    @Test func aTenantAtItsShareOfTheStoreIsRefusedAtEveryReplicaAndAnotherIsNot() async throws {
+        try await ScaleOutFixture.with(replicas: 2, topLevel: "endedContexts: { maxEntries: 20 }") { _, redis, replicas in
+            let body = { (trips: Range<Int>) in
+                JSON.serialize(.object(["contexts": .array(trips.map { .object(["tokenType": "consumer", "contextId": .string("full-\($0)")]) })]))
+            }
+            let filled = try await RunningGateway.Endpoint(baseURL: replicas[0].adminURL).request(
+                "POST", "/admin/v1/providers/acme-rides/contexts/end", bearer: ScaleOutFixture.adminKey, body: body(0..<20))
+            #expect(filled.status == 200, "\(filled.text)")
+            let more = try await RunningGateway.Endpoint(baseURL: replicas[1].adminURL).request(
+                "POST", "/admin/v1/providers/acme-rides/contexts/end", bearer: ScaleOutFixture.adminKey, body: body(19..<21))
+            #expect(more.status == 507 && more.errorCode == "ended_list_full")
+            #expect(try await replicas[1].consumerToken("full-20").status == 200, "nothing of the refused batch was ended")
+            #expect(try await replicas[1].adminRequest("POST", "/admin/v1/providers/other-fleet/contexts/consumer/theirs/end").status == 200)
+            #expect(
+                try await replicas[0].consumerToken("theirs", provider: "other-fleet", key: ScaleOutFixture.otherKey).errorCode == "context_ended")
+            let counts = try await redis.withClient { client in
+                (
+                    try await client.send(["ZCARD", "tokengate:ended-index:{acme-rides}"]).integer,
+                    try await client.send(["ZCARD", "tokengate:ended-index:{other-fleet}"]).integer
+                )
+            }
+            #expect(counts.0 == 20 && counts.1 == 1)
+        }
+    }
+
     /// A mint under way when its context is ended stores nothing: the end takes the mint's lock away with the token.
     @Test func aMintUnderWayWhenItsTripEndsLeavesNothingInRedis() async throws {
         try await ScaleOutFixture.with { fixture, redis, replicas in

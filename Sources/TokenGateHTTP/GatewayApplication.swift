@@ -91,7 +91,8 @@ package enum GatewayApplication {
         let router = Router(context: TokenGateRequestContext.self)
         router.add(middleware: GatewayMiddleware(routes: AdminRoutes.table, metrics: nil))
         AdminRoutes(service: service, exporter: exporter).register(on: router)
-        let connection = GatewayChannel.Configuration(idleTimeout: idleTimeout, readTimeout: readTimeout, decoderLimits: decoderLimits)
+        let connection = GatewayChannel.Configuration(
+            idleTimeout: idleTimeout, readTimeout: readTimeout, decoderLimits: decoderLimits, maxBodyBytes: GatewayChannel.adminMaxBodyBytes)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in GatewayChannel(responder: responder, configuration: connection, cachedTokens: nil) },

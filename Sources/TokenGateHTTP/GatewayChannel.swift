@@ -39,6 +39,8 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
         var readTimeout: Duration
         /// The HTTP decoder's limits; past them a request is answered 431.
         var decoderLimits: NIOHTTPDecoderLimitConfiguration
+        /// The most body bytes a request may send; past it the connection is closed.
+        var maxBodyBytes = GatewayChannel.publicMaxBodyBytes
         /// Whether the connection runs over TLS (the requests' scheme is https).
         var isSecure = false
         /// How each request's client address is found.
@@ -46,6 +48,11 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
         /// The PROXY protocol header trusted proxies send first, or nil for none (then `trustedProxies` is unused).
         var proxyProtocol: (version: ProxyProtocolVersion, trustedProxies: TrustedProxies)?
     }
+
+    /// The public listener's routes take no body: a small one is read and dropped, a larger one closes the connection.
+    static let publicMaxBodyBytes = 16 * 1024
+    /// The admin listener's largest body: a Pub/Sub push (Fleet Engine splits its entries at 250 KB) or a batch of ends.
+    static let adminMaxBodyBytes = 1 << 20 + 64 * 1024
 
     let responder: HTTPChannelHandler.Responder
     let configuration: Configuration
@@ -71,7 +78,7 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
                 withEncoderConfiguration: .init(),
                 withDecoderLimitConfiguration: configuration.decoderLimits
             )
-            try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, logger: logger))
+            try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, maxBodyBytes: configuration.maxBodyBytes, logger: logger))
             try pipeline.addHandler(HTTP1ConnectionStateHandler(idleTimeout: TimeAmount(configuration.idleTimeout)))
             if let cachedTokens {
                 try pipeline.addHandler(CachedTokenHandler(responder: cachedTokens, addressing: configuration.addressing, origin: origin))

@@ -5,8 +5,11 @@ import NIOHTTP1
 import TokenGateCore
 
 /// Between the HTTP/1 decoder and the HTTPTypes conversion: refuses requests whose `Host` breaks RFC 9112 §3.2,
-/// ends the read deadline with each request, and turns Hummingbird's bare answer to a malformed request into
-/// TokenGate's JSON error.
+/// ends the read deadline with each request, turns Hummingbird's bare answer to a malformed request into
+/// TokenGate's JSON error, and keeps a refused client from holding the connection: a body over the listener's cap
+/// closes it, and after an error answered while the request's body is still coming (a 401 before the body was read)
+/// or after a malformed request, the answer goes out with `Connection: close`, nothing more is read, and the
+/// connection is closed a moment later (``linger``), not at the idle timeout.
 ///
 /// Hummingbird answers an `HTTPParserError` (it reaches the request loop in order, after the requests before it)
 /// with a bodiless `400` and `Connection: close`, and has no hook to change that answer. Rather than a second
@@ -32,18 +35,30 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let deadline: RequestReadDeadline
     private let logger: Logger
+    /// The most body bytes one request may send; past it the connection is closed.
+    private let maxBodyBytes: Int
     private var state = State.open
+    /// Body bytes of the request being read, or nil while no request's body is coming.
+    private var bodyBytes: Int?
+    /// An error answer is going out while its request's body was still coming: the connection closes after it.
+    private var closesAfterAnswer = false
 
-    init(deadline: RequestReadDeadline, logger: Logger) {
+    /// How long a connection stays after a refusal's answer (its output closed): long enough for the client to read
+    /// the answer before a reset could destroy it, short enough that it cannot hold the connection.
+    static let linger: TimeAmount = .seconds(1)
+
+    init(deadline: RequestReadDeadline, maxBodyBytes: Int, logger: Logger) {
         self.deadline = deadline
+        self.maxBodyBytes = maxBodyBytes
         self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .open = state else { return }
+        guard case .open = state, !closesAfterAnswer else { return }
         switch unwrapInboundIn(data) {
         case .head(var head):
             deadline.begin(context)
+            bodyBytes = 0
             guard Self.hasValidHost(head) else {
                 refuse(.badRequest, context: context, because: "missing, repeated or invalid Host")
                 // Hummingbird answers HTTP parser errors only (any case will do: the refusal's code is recorded
@@ -59,10 +74,21 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 context.fireChannelRead(wrapInboundOut(.head(head)))
                 return
             }
-        case .body:
-            break
+        case .body(let part):
+            let received = (bodyBytes ?? 0) + part.readableBytes
+            bodyBytes = received
+            guard received <= maxBodyBytes else {
+                logger.debug(
+                    "closing a connection: its request's body is over the listener's cap",
+                    metadata: ["cap": "\(maxBodyBytes)", "peer": "\(context.channel.remoteAddress?.ipAddress ?? "unknown")"])
+                state = .answered
+                deadline.end()
+                context.close(promise: nil)
+                return
+            }
         case .end:
             deadline.end()
+            bodyBytes = nil
         }
         context.fireChannelRead(data)
     }
@@ -87,13 +113,28 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case (.answering(let code), .end):
             state = .answered
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: TokenGateError.body(for: code))))), promise: nil)
-            // Hummingbird then closes the output side; input is read and dropped until the client closes (or the
-            // idle timeout does). Closing outright here would reset a client still sending the rest of an oversized
-            // header, and a reset can destroy the answer in its receive buffer before it reads it.
+            // Hummingbird then closes the output side; input is dropped. Closing outright here would reset a client
+            // still sending the rest of an oversized header, and a reset can destroy the answer in its receive buffer
+            // before it reads it: the connection goes a moment later.
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+            closeAfterLinger(context)
+        case (.open, .head(var head)) where bodyBytes != nil && head.status.code >= 400:
+            // Refused before its body was read: the client is told the connection ends, and nothing more is read.
+            closesAfterAnswer = true
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case (.open, .end) where closesAfterAnswer:
+            state = .answered
+            context.writeAndFlush(data, promise: promise)
+            context.close(mode: .output, promise: nil)
+            closeAfterLinger(context)
         default:
             context.write(data, promise: promise)
         }
+    }
+
+    private func closeAfterLinger(_ context: ChannelHandlerContext) {
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.linger) { context.close(promise: nil) }
     }
 
     private func refuse(_ code: TokenGateError.Code, context: ChannelHandlerContext, because reason: String) {

@@ -48,6 +48,55 @@ import TokenGateTesting
         }
     }
 
+    /// A request refused at once (no credential) while its body is still coming: the answer says the connection ends,
+    /// and the rest of the body is not read: the connection closes within the linger, not at a timeout, while the
+    /// client keeps sending (it once streamed 7 GB in 10 s to be read and dropped).
+    @Test func aRequestRefusedBeforeItsBodyIsInIsNotReadOn() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 5m, idleTimeout: 1h }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port, receiveTimeout: .seconds(10))
+            let head = "GET /v1/providers/acme-rides/tokens/consumer?tripId=t-1 HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+            let chunk = "2000\r\n" + String(repeating: "x", count: 0x2000) + "\r\n"
+            #expect(try await connection.send(head + chunk))
+            let answer = try await connection.readResponse()
+            #expect(answer?.status == 401)
+            #expect(answer?.header("Connection") == "close")
+            // Keep sending: within seconds the server has closed, after at most the listener's body cap was read.
+            let started = ContinuousClock.now
+            var sent = 0
+            while ContinuousClock.now - started < .seconds(10), try await connection.send(chunk) {
+                sent += chunk.utf8.count
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(ContinuousClock.now - started < .seconds(5), "still open after \(sent) more bytes")
+        }
+    }
+
+    /// A body larger than any route of the public listener takes closes the connection.
+    @Test func aBodyOverThePublicListenersCapClosesTheConnection() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 5m, idleTimeout: 1h }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port, receiveTimeout: .seconds(5))
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
+            var closed = false
+            for _ in 0..<100 where !closed { closed = !(try await connection.send(String(repeating: "y", count: 1000))) }
+            #expect(try await connection.drain().closed)
+        }
+    }
+
+    /// After a request the parser refuses (a 431), the connection goes a moment after its answer, not at the idle
+    /// timeout.
+    @Test func aRefusedMalformedRequestClosesSoonAfterItsAnswer() async throws {
+        let fixture = try GatewayFixture(server: "{ readTimeout: 5m, idleTimeout: 1h }")
+        try await fixture.withGateway { gateway in
+            let connection = try await RawConnection.open(port: gateway.port, receiveTimeout: .seconds(5))
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "z", count: 20_000))\r\n\r\n")
+            let drained = try await connection.drain()
+            #expect(drained.closed, "held open past the receive timeout")
+            #expect(String(decoding: drained.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 431"))
+        }
+    }
+
     /// The read timeout is for a request on its way, not for a keep-alive connection waiting for the next one.
     @Test func anIdleKeepAliveConnectionOutlivesTheReadTimeout() async throws {
         let fixture = try GatewayFixture(server: "{ readTimeout: 200ms, idleTimeout: 1h }")

@@ -86,14 +86,14 @@ import TokenGateTesting
             """)
     }
 
-    static func withGateway(_ body: (RunningGateway, Google, ManualClock) async throws -> Void) async throws {
+    static func withGateway(logs: LogRecorder? = nil, _ body: (RunningGateway, Google, ManualClock) async throws -> Void) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let google = try Google()
         let clock = ManualClock()
         try await RunningGateway.with(
             configuration: try configuration(directory), registry: BackendRegistry([StaticKeySignerFactory()]), clock: clock.gatewayClock,
-            jwksFetcher: google.fetcher
+            logger: logs?.logger ?? Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }), jwksFetcher: google.fetcher
         ) { gateway in
             // Google's keys fetched once, by the refresher `serve` runs.
             try #require(try await eventually { gateway.service.generation.keySets.keySets.values.allSatisfy { $0.current() != nil } })
@@ -236,9 +236,35 @@ import TokenGateTesting
             #expect(try await gateway.get(Self.trip("trip-7"), bearer: Self.apiKey).status == 200)
             let scrape = MetricsScrape(try await gateway.metrics())
             #expect(scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "unauthenticated"]] == Double(tokens.count))
-            // A provider without events: has no push endpoint at all.
-            let quiet = try await Self.send(gateway, push, token: try google.token(now: now), provider: "quiet-fleet")
-            #expect(quiet.status == 404)
+            // A provider without events, and a path naming none, answer as a bad token does: which tenants receive
+            // events is not told.
+            for provider in ["quiet-fleet", "nobody-here"] {
+                let refused = try await Self.send(gateway, push, token: try google.token(now: now), provider: provider)
+                #expect(refused.status == 401 && refused.errorCode == "unauthenticated", "\(provider): \(refused.text)")
+                #expect(refused.body == (try await Self.send(gateway, push, token: nil)).body)
+            }
+        }
+    }
+
+    /// The push route faces the Internet: refused pushes are limited per client address (then 429, counted, not
+    /// logged) and logged in aggregate, while a verified push is never limited.
+    @Test func refusedPushesAreLimitedPerAddressAndLoggedInAggregate() async throws {
+        let logs = LogRecorder()
+        try await Self.withGateway(logs: logs) { gateway, google, clock in
+            let push = Self.push(Self.tripEntry("trip-9", status: "TRIP_STATUS_COMPLETE"))
+            var statuses: [Int] = []
+            for _ in 0..<200 { statuses.append(try await Self.send(gateway, push, token: "forged").status) }
+            #expect(statuses.prefix(20).allSatisfy { $0 == 401 })
+            #expect(statuses.suffix(100).allSatisfy { $0 == 429 }, "\(Set(statuses))")
+            let limited = try await Self.send(gateway, push, token: "forged")
+            #expect(limited.errorCode == "rate_limited" && limited.header("Retry-After") != nil)
+            // A right push from the same address is never refused for the others' failures.
+            let verified = try await Self.send(gateway, push, token: try google.token(now: clock.now))
+            #expect(verified.status == 200 && verified.json["outcome"] == "ended", "\(verified.text)")
+            let lines = logs.all.filter { $0.message == "fleet event push refused" }
+            #expect(lines.count <= 2, "\(lines.count) log lines for 200 refusals")
+            let scrape = MetricsScrape(try await gateway.metrics())
+            #expect((scrape["tokengate_fleet_events_total", ["provider": "acme-rides", "outcome": "rate_limited"]] ?? 0) >= 100)
         }
     }
 

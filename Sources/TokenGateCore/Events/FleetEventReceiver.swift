@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import Logging
+import Synchronization
 
 /// Takes Fleet Engine's log entries as a Pub/Sub push subscription delivers them and ends the contexts they finish,
 /// exactly as the admin API would (every replica told, cached tokens evicted, `410 context_ended` from then on).
@@ -13,6 +14,8 @@ import Logging
 /// counted and answered, never retried. Pub/Sub delivers at least once, so the same push twice ends a context once.
 package struct FleetEventReceiver: Sendable {
     let service: TokenService
+    /// Refused pushes, logged in aggregate: the push route faces the Internet.
+    private let refusals: RefusalTally
 
     /// What a verified push did (the metric's `outcome`, and the answer's). `full`: the provider's list of ended
     /// contexts had no room, so the push is answered as an error and Pub/Sub delivers it again later.
@@ -39,24 +42,35 @@ package struct FleetEventReceiver: Sendable {
     package static let maxBodyBytes = 1 << 20
 
     /// A receiver of pushes for `service`'s providers.
-    package init(service: TokenService) { self.service = service }
+    package init(service: TokenService) {
+        self.service = service
+        self.refusals = RefusalTally(clock: service.clock, logger: service.logger)
+    }
 
-    /// Checks the push's OIDC token for `provider`; throws `not_found` for a provider without `events:` and
-    /// `unauthenticated` (counted, reason logged) for a token that does not pass.
+    /// Checks the push's OIDC token for `provider`; throws `unauthenticated` (counted, reason logged in aggregate) for a
+    /// token that does not pass, and the same for a path naming no provider with `events:`, so the route does not
+    /// tell which tenants receive events.
     package func authenticate(_ provider: ProviderID?, authorization: String?) throws(TokenGateError) -> VerifiedPush {
         let generation = service.generation
         guard let provider, let runtime = generation.providers[provider], let events = runtime.events else {
-            throw TokenGateError(.notFound, "no provider with fleet events at that path")
+            generation.metrics.recordFleetEvent(nil, outcome: "unauthenticated")
+            refusals.record(provider: nil, reason: "no provider with fleet events at that path")
+            throw TokenGateError(.unauthenticated, "no provider with fleet events at that path")
         }
         do {
             try verify(authorization, events: events)
         } catch {
             generation.metrics.recordFleetEvent(provider, outcome: "unauthenticated")
-            service.logger.warning(
-                "fleet event push refused", metadata: ["provider": "\(provider)", "reason": "\(error.reason)"])
+            refusals.record(provider: provider, reason: error.reason)
             throw error
         }
         return VerifiedPush(provider: provider, settings: events.settings)
+    }
+
+    /// Counts a push refused for too many refusals from its address (answered 429, not logged one by one).
+    package func recordRateLimited(_ provider: ProviderID?) {
+        let configured = provider.flatMap { service.generation.providers[$0]?.events } != nil
+        service.generation.metrics.recordFleetEvent(configured ? provider : nil, outcome: "rate_limited")
     }
 
     private func verify(_ authorization: String?, events: ProviderEvents) throws(TokenGateError) {
@@ -207,4 +221,36 @@ package struct FleetEventReceiver: Sendable {
 struct ProviderEvents: Sendable {
     let settings: FleetEventSettings
     let keySet: RemoteKeySet
+}
+
+/// Refused pushes, logged in aggregate so a flood cannot flood the log: the first refusal of each provider (and of
+/// paths naming none) in an interval is logged with its reason; the ones after it are counted, and the count is logged
+/// with the next line of that kind.
+final class RefusalTally: Sendable {
+    static let interval: Int64 = 10
+    private let clock: TokenGateClock
+    private let logger: Logger
+    private let state = Mutex<[String: (loggedAt: Int64, unlogged: Int)]>([:])
+
+    init(clock: TokenGateClock, logger: Logger) {
+        self.clock = clock
+        self.logger = logger
+    }
+
+    func record(provider: ProviderID?, reason: String) {
+        let key = provider?.rawValue ?? ""
+        let now = clock.wallSeconds()
+        let due: Int? = state.withLock { state in
+            if let last = state[key], now - last.loggedAt < Self.interval {
+                state[key]?.unlogged += 1
+                return nil
+            }
+            defer { state[key] = (now, 0) }
+            return state[key]?.unlogged ?? 0
+        }
+        guard let due else { return }
+        var metadata: Logger.Metadata = ["provider": "\(provider.map { "\($0)" } ?? "(none)")", "reason": "\(reason)"]
+        if due > 0 { metadata["refused_since_last_line"] = "\(due)" }
+        logger.warning("fleet event push refused", metadata: metadata)
+    }
 }

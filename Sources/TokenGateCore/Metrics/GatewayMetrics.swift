@@ -74,10 +74,11 @@ package final class GatewayMetrics: Sendable {
         labeled.increment(Name.adminAuthFailures, [("code", code.rawValue)])
     }
 
-    /// A fleet-event push to `provider` by its outcome: `ended`, `lifted`, `duplicate`, `ignored`, `malformed`, or
-    /// `unauthenticated` (refused).
-    func recordFleetEvent(_ provider: ProviderID, outcome: String) {
-        labeled.increment(Name.fleetEvents, [("provider", provider.rawValue), ("outcome", outcome)])
+    /// A fleet-event push to `provider` (nil: a path naming no provider with `events:`, counted as `provider=""`) by
+    /// its outcome: `ended`, `lifted`, `kept`, `duplicate`, `ignored`, `malformed`, `full`, or refused:
+    /// `unauthenticated`, `rate_limited`.
+    package func recordFleetEvent(_ provider: ProviderID?, outcome: String) {
+        labeled.increment(Name.fleetEvents, [("provider", provider?.rawValue ?? ""), ("outcome", outcome)])
     }
 
     /// The instruments of one provider.

@@ -45,6 +45,6 @@ struct AdminRoutes: Sendable {
             TokenRoutes.json(Self.openAPIBody, status: .ok, cacheControl: "no-cache")
         }
         ContextLifecycleRoutes(service: service).register(on: router)
-        FleetEventRoutes(receiver: FleetEventReceiver(service: service)).register(on: router)
+        FleetEventRoutes(receiver: FleetEventReceiver(service: service), clock: service.clock).register(on: router)
     }
 }

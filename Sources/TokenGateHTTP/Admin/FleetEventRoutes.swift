@@ -6,12 +6,21 @@ import TokenGateCore
 /// `POST /events/v1/pubsub/{providerId}` on the admin listener: the push endpoint of a Pub/Sub subscription that
 /// carries the provider's Fleet Engine log entries (see ``FleetEventReceiver``).
 ///
-/// A push whose OIDC token does not pass is answered `401` (Pub/Sub retries it, and the failure is counted); a
-/// provider without `events:` is `404`. Every verified push is answered `200` with what it did, so Pub/Sub never
+/// A push whose OIDC token does not pass is answered `401` (Pub/Sub retries it, and the failure is counted), and so
+/// is one to a path naming no provider with `events:`: the route does not tell which tenants receive events. Refused
+/// pushes are limited per client address as wrong admin keys are (past the limit `429` with `Retry-After`, counted,
+/// not logged) and logged in aggregate; a verified push is never limited. Every verified push is answered `200` with what it did, so Pub/Sub never
 /// retries what cannot be acted on; but one whose end the provider's list has no room for is `507`, and delivered
 /// again.
 struct FleetEventRoutes: Sendable {
     let receiver: FleetEventReceiver
+    /// Refused pushes per client address.
+    let refusedPushes: RateLimiter<PeerAddress?>
+
+    init(receiver: FleetEventReceiver, clock: TokenGateClock) {
+        self.receiver = receiver
+        refusedPushes = RateLimiter(limit: RateLimitSettings.defaultFailedAuthPerPeer, maxKeys: 10_000, clock: clock)
+    }
 
     static let path = "/events/v1/pubsub/:providerId"
 
@@ -23,10 +32,14 @@ struct FleetEventRoutes: Sendable {
 
     private func answer(_ request: Request, _ context: TokenGateRequestContext) async -> Response {
         let push: FleetEventReceiver.VerifiedPush
+        let provider = context.parameters.get("providerId").flatMap(ProviderID.init)
         do {
-            push = try receiver.authenticate(
-                context.parameters.get("providerId").flatMap(ProviderID.init), authorization: TokenRoutes.authorization(request.headers))
+            push = try receiver.authenticate(provider, authorization: TokenRoutes.authorization(request.headers))
         } catch {
+            if let seconds = refusedPushes.acquire(context.peer).retryAfterSeconds {
+                receiver.recordRateLimited(provider)
+                return TokenGateError(.rateLimited, "too many refused pushes from this address", retryAfterSeconds: seconds).response()
+            }
             return error.response()
         }
         let body = try? await request.body.collect(upTo: FleetEventReceiver.maxBodyBytes)

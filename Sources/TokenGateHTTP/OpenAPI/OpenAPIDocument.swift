@@ -244,7 +244,7 @@ package enum OpenAPIDocument {
                     "summary":
                         "The push endpoint of a Pub/Sub subscription carrying the provider's Fleet Engine log entries: a finished trip, task or vehicle is ended as by endContext",
                     "description":
-                        "Takes the OIDC token Pub/Sub signs for the subscription's push identity (events: in config.yaml), not an admin key. Every verified push is answered 200 with what it did, so Pub/Sub retries none that cannot be acted on.",
+                        "Takes the OIDC token Pub/Sub signs for the subscription's push identity (events: in config.yaml), not an admin key. Every verified push is answered 200 with what it did, so Pub/Sub retries none that cannot be acted on; one whose ends do not fit the provider's list is 507 and delivered again. A push that does not verify, or names no provider with events, is 401; refused pushes are limited per client address (429).",
                     "security": [.object(["bearer": []])],
                     "requestBody": .object([
                         "required": true,
@@ -514,7 +514,7 @@ package enum OpenAPIDocument {
         case .lifecycle:
             codes = [.invalidRequest, .unauthenticated, .forbidden, .unknownProvider, .unknownTokenType, .rateLimited, .endedListFull] + everywhere
         case .fleetEvents:
-            codes = [.unauthenticated, .notFound, .endedListFull] + everywhere
+            codes = [.unauthenticated, .rateLimited, .endedListFull] + everywhere
         }
         var byStatus: [Int: [TokenGateError.Code]] = [:]
         for code in codes { byStatus[Int(TokenGateError(code, "").status.code), default: []].append(code) }

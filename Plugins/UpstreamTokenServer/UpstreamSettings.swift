@@ -22,6 +22,8 @@ struct UpstreamSettings: Sendable {
     var maxBodyBytes = 65_536
     /// The keys the gateway verifies this upstream's tokens with.
     var verify: [BoundKeySource]
+    /// The accounts that may sign each token type (`verify:` entries' `tokenTypes`): a token of another is refused.
+    var signers: [TokenType: Set<String>] = [:]
 
     /// Headers the HTTP client owns; configuring them would only confuse the framing.
     static let reservedHeaders: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "content-type"]
@@ -38,11 +40,13 @@ struct UpstreamSettings: Sendable {
         if url.isPlainHTTPToAnotherHost {
             urlNode.warn("plain http to another host: tokens and header secrets would cross the network unencrypted; use https://")
         }
+        let verifyNode = try mapping.required("verify")
         var settings = UpstreamSettings(
             url: url,
             tokenTypes: try parseTokenTypes(try mapping.required("tokenTypes")),
-            verify: try BoundKeySource.parseList(try mapping.required("verify"), allowsURLs: true)
+            verify: try BoundKeySource.parseList(verifyNode, allowsURLs: true, bindingTokenTypes: true)
         )
+        settings.signers = try BoundKeySource.signers(verifyNode, of: settings.verify, issuing: settings.tokenTypes)
         if let node = mapping.optional("method") {
             let text = try node.string()
             guard let method = Method(rawValue: text) else { throw node.error("expected GET or POST, got '\(text)'") }

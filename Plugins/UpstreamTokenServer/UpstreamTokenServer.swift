@@ -23,6 +23,7 @@ package struct UpstreamTokenServer: TokenBackend {
         }
         let body = try await caller.fetchBody(for: request)
         let parsed = try settings.response.extract(from: body, now: clock.wallSeconds())
-        return IssuedToken(compact: parsed.token, keyID: nil, expiresAt: parsed.claimedExpiry)
+        return IssuedToken(
+            compact: parsed.token, keyID: nil, expiresAt: parsed.claimedExpiry, issuers: settings.signers[request.context.tokenType] ?? [])
     }
 }

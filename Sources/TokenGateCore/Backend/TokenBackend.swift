@@ -39,17 +39,21 @@ public struct IssuedToken: Sendable, Equatable {
     /// When the backend says it expires, epoch seconds, if it says. The verified `exp` claim is authoritative; a
     /// statement that disagrees with it beyond the leeway is logged.
     public var expiresAt: Int64?
-    /// The one service account that may have issued it, when the backend knows (it signed as that account): any
-    /// other `iss` is refused (`wrong_issuer`) even with a key bound to it, so a consumer's token is never one a
-    /// more privileged account (the driver's) signed. Nil: any account the provider's keys are bound to.
-    public var issuer: String?
+    /// The service accounts that may have issued it, when the backend knows (it signed as that account, or its
+    /// configuration binds the token type to accounts): any other `iss` is refused (`wrong_issuer`) even with a key
+    /// bound to it, so a consumer's token is never one a more privileged account (the driver's) signed. Empty: any
+    /// account the provider's keys are bound to.
+    public var issuers: Set<String>
 
-    /// Creates an issued token.
-    public init(compact: String, keyID: String?, expiresAt: Int64?, issuer: String? = nil) {
+    /// The one service account that issued it, when ``issuers`` names exactly one.
+    public var issuer: String? { issuers.count == 1 ? issuers.first : nil }
+
+    /// Creates an issued token; `issuer` and `issuers` together are the accounts that may have signed it.
+    public init(compact: String, keyID: String?, expiresAt: Int64?, issuer: String? = nil, issuers: Set<String> = []) {
         self.compact = compact
         self.keyID = keyID
         self.expiresAt = expiresAt
-        self.issuer = issuer
+        self.issuers = issuers.union(issuer.map { [$0] } ?? [])
     }
 }
 

@@ -63,8 +63,9 @@ extension ProviderPipeline {
             verifier = try runtime.verifier()
             outcome = Result { () throws(TokenRejection) in try verifier.verify(issued.compact, for: context, now: now) }
         }
-        if case .success(let verified) = outcome, let issuer = issued.issuer, verified.claims["iss"] != .string(issuer) {
-            outcome = .failure(TokenRejection(.wrongIssuer, "iss is not \(issuer), the account that signs \(context.tokenType) tokens"))
+        if case .success(let verified) = outcome, !issued.issuers.isEmpty, !issued.issuers.contains(verified.claims["iss"]?.stringValue ?? "") {
+            let accounts = issued.issuers.sorted().joined(separator: ", ")
+            outcome = .failure(TokenRejection(.wrongIssuer, "iss is not \(accounts), the account that signs \(context.tokenType) tokens"))
         }
         // Only a backend that mints can cut a token short; one that fetches tokens gets no say past the bound.
         if case .success(let verified) = outcome, let notAfter, let expiresAt = verified.expiresAt, expiresAt > notAfter {

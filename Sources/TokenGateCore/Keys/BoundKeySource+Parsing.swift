@@ -25,15 +25,62 @@ extension BoundKeySource {
     /// every entry but a service-account file, which names its own (`client_email`). `allowsURLs` is false for
     /// backends that never go to the network.
     public static func parseList(_ node: ConfigNode, allowsURLs: Bool) throws -> [BoundKeySource] {
-        let entries = try node.sequence()
-        guard !entries.isEmpty else { throw node.error("list at least one key source") }
-        return try entries.map { try parse($0, allowsURLs: allowsURLs) }
+        try parseList(node, allowsURLs: allowsURLs, extraKeys: [])
     }
 
-    private static func parse(_ entry: ConfigNode, allowsURLs: Bool) throws -> BoundKeySource {
-        let mapping = try entry.mapping(allowedKeys: [
-            "jwksFile", "keyFile", "keyId", "jwksUrl", "refreshInterval", "serviceAccount", "serviceAccountFile",
-        ])
+    /// ``parseList(_:allowsURLs:)`` for a backend whose entries may also name the token types their account signs
+    /// (`tokenTypes: [consumer]`): the keys are bound to their account, and each token type to the accounts that may
+    /// sign it (``signers(_:of:issuing:)``).
+    public static func parseList(_ node: ConfigNode, allowsURLs: Bool, bindingTokenTypes: Bool) throws -> [BoundKeySource] {
+        try parseList(node, allowsURLs: allowsURLs, extraKeys: bindingTokenTypes ? ["tokenTypes"] : [])
+    }
+
+    private static func parseList(_ node: ConfigNode, allowsURLs: Bool, extraKeys: Set<String>) throws -> [BoundKeySource] {
+        let entries = try node.sequence()
+        guard !entries.isEmpty else { throw node.error("list at least one key source") }
+        return try entries.map { try parse($0, allowsURLs: allowsURLs, extraKeys: extraKeys) }
+    }
+
+    /// Which accounts may sign each of `tokenTypes`, from the `verify:` list at `node` (parsed as `sources`): an
+    /// account signs what its entries' `tokenTypes:` say, or every type when one account signs them all. With keys of
+    /// more than one account, every entry must say: the signing account's Fleet Engine role decides what a token may
+    /// do, so a consumer's token must never be one the driver's account signed. A type no entry names, or an entry
+    /// naming a type the backend does not issue, is a located error.
+    public static func signers(_ node: ConfigNode, of sources: [BoundKeySource], issuing tokenTypes: Set<TokenType>) throws -> [TokenType: Set<
+        String
+    >] {
+        let entries = try node.sequence()
+        let accounts = Set(sources.map(\.serviceAccount))
+        var signers: [TokenType: Set<String>] = [:]
+        for (entry, source) in zip(entries, sources) {
+            guard let typesNode = try entry.entries().first(where: { $0.key == "tokenTypes" })?.node else {
+                guard accounts.count == 1 else {
+                    throw entry.error(
+                        "keys of \(accounts.count) service accounts verify this backend's tokens: say which token types this "
+                            + "one's account (\(source.serviceAccount)) signs, with tokenTypes: [...]")
+                }
+                for type in tokenTypes { signers[type, default: []].insert(source.serviceAccount) }
+                continue
+            }
+            for item in try typesNode.sequence() {
+                let text = try item.string()
+                guard let type = TokenType(rawValue: text), tokenTypes.contains(type) else {
+                    throw item.error("not a token type this backend issues (\(tokenTypes.sorted().map(\.rawValue).joined(separator: ", ")))")
+                }
+                signers[type, default: []].insert(source.serviceAccount)
+            }
+        }
+        for type in tokenTypes.sorted() where signers[type] == nil {
+            throw node.error("no entry names the account that signs \(type) tokens (tokenTypes: [\(type)])")
+        }
+        return signers
+    }
+
+    private static func parse(_ entry: ConfigNode, allowsURLs: Bool, extraKeys: Set<String>) throws -> BoundKeySource {
+        let mapping = try entry.mapping(
+            allowedKeys: extraKeys.union([
+                "jwksFile", "keyFile", "keyId", "jwksUrl", "refreshInterval", "serviceAccount", "serviceAccountFile",
+            ]))
         let sources = ["jwksFile", "keyFile", "serviceAccountFile", "jwksUrl"].filter { mapping.optional($0) != nil }
         guard sources.count == 1 else { throw entry.error("give exactly one of jwksFile, keyFile, serviceAccountFile, jwksUrl") }
         if let node = mapping.optional("refreshInterval"), mapping.optional("jwksUrl") == nil {

@@ -43,6 +43,8 @@ package struct RunningGateway: Sendable {
         _ body: (RunningGateway) async throws -> Result
     ) async throws -> Result {
         let exporter = MetricsExporter()
+        // As under `serve`: each tenant's lines from its share of the log.
+        let logger = TenantLogBudget(clock: clock).wrap(logger)
         let assembler = GatewayAssembler(
             registry: registry, environment: environment, clock: clock, logger: logger,
             jwksFetcher: jwksFetcher ?? HTTPJWKSFetcher(client: HTTPClient.shared),

@@ -77,6 +77,8 @@ package struct ServerSettings: Sendable, Equatable {
     package var logLevel: Logger.Level = .info
     /// What makes the process unready beyond "no provider can serve" (`server.readiness`).
     package var readiness = ReadinessSettings()
+    /// Each tenant's share of the log (`server.logBudget`), or nil for none.
+    package var logBudget: RateLimit? = TenantLogBudget.defaultLimit
 
     /// Creates settings with the defaults.
     package init() {}

@@ -5,7 +5,7 @@ extension ServerSettings {
     /// The keys `server:` may have.
     static let keys: Set<String> = [
         "host", "port", "maxConnections", "listenBacklog", "idleTimeout", "readTimeout", "fastPath", "eventLoops", "admin", "tls",
-        "trustedProxies", "proxyProtocol", "logFormat", "logLevel", "readiness",
+        "trustedProxies", "proxyProtocol", "logFormat", "logLevel", "logBudget", "readiness",
     ]
 
     /// The `server:` section:
@@ -32,6 +32,7 @@ extension ServerSettings {
     ///   proxyProtocol: off       # off, v1 or v2: trusted peers open each connection with a PROXY header
     ///   logFormat: text          # text or json
     ///   logLevel: info           # trace, debug, info, notice, warning, error, critical
+    ///   logBudget: { rate: 20/s, burst: 200 }   # each tenant's lines; or off
     ///   readiness: { requireProviders: [acme-rides], startTimeout: 30s }   # see ReadinessSettings
     /// ```
     static func parse(_ node: ConfigNode) throws -> ServerSettings {
@@ -75,11 +76,27 @@ extension ServerSettings {
             server.logLevel = level
         }
         if let value = mapping.optional("readiness") { server.readiness = try ReadinessSettings.parse(value) }
+        if let value = mapping.optional("logBudget") { server.logBudget = try parseLogBudget(value) }
         if let admin = server.admin, admin.host == server.host, admin.port == server.port, admin.port != 0 {
             throw (mapping.optional("admin") ?? mapping.optional("port") ?? node).error(
                 "the admin listener must not share the public port \(server.port)")
         }
         return server
+    }
+
+    /// `off`, or `{ rate: 20/s, burst: 200 }` (burst default: the rate's count).
+    private static func parseLogBudget(_ node: ConfigNode) throws -> RateLimit? {
+        if node.yaml.scalar != nil {
+            guard try node.string() == "off" else { throw node.error("expected off or { rate: 20/s, burst: 200 }") }
+            return nil
+        }
+        let mapping = try node.mapping(allowedKeys: ["rate", "burst"])
+        let rateNode = try mapping.required("rate")
+        let text = try rateNode.string()
+        guard let parsed = RateLimit(parsing: text, burst: 1) else {
+            throw rateNode.error("expected a rate such as 20/s or 600/min, got '\(text)'")
+        }
+        return RateLimit(count: parsed.count, per: parsed.period, burst: try mapping.optional("burst")?.int(in: 1...1_000_000) ?? parsed.count)
     }
 
     private static func parseTrustedProxies(_ node: ConfigNode) throws -> TrustedProxies {

@@ -44,7 +44,8 @@ struct ServeCommand: AsyncParsableCommand {
         let exporter = MetricsExporter()
         MetricsSystem.bootstrap(exporter.factory)
         let watchInterval = try parsedWatchInterval()
-        let logger = Logger(label: "tokengate")
+        let logger = Self.budgeted(
+            Logger(label: "tokengate"), GatewayAssembler.serverSettings(path: configuration.config, environment: ProcessInfo.processInfo.environment))
         // Before the HTTP clients are made: each keeps the tracer it saw when it was created.
         let tracing = try startTracing(logger: logger)
         try await configuration.withAssembler(logger: logger, metrics: GatewayMetrics(factory: exporter.factory)) { assembler in
@@ -90,6 +91,13 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
+    }
+
+    /// `logger` with each tenant's lines taken from its share of the log (`server.logBudget`). Read at start: a
+    /// reload does not change it.
+    static func budgeted(_ logger: Logger, _ settings: ServerSettings?) -> Logger {
+        guard let limit = (settings ?? ServerSettings()).logBudget else { return logger }
+        return TenantLogBudget(limit: limit).wrap(logger)
     }
 
     /// `--watch` as a duration of at least 100 ms, or nil.

@@ -27,7 +27,7 @@ public final class TokenProviderBuilder {
     long minRemainingSeconds = 120;
     long backgroundRetryIntervalSeconds = 30;
     int maxContexts = 4;
-    int maxAttempts = 2;
+    int maxAttempts = 3;
     long initialBackoffMillis = 500;
     long maxRetryAfterSeconds = 5;
 
@@ -87,7 +87,7 @@ public final class TokenProviderBuilder {
         return this;
     }
 
-    /** Attempts in all for network failures, 5xx and 429 (the first included); default 2. */
+    /** Attempts in all for network failures, 5xx and 429 (the first included); default 3, as the other clients. */
     public TokenProviderBuilder maxAttempts(int value) {
         maxAttempts = (int) atLeast(1, value, "maxAttempts");
         return this;

@@ -84,6 +84,20 @@ import TokenGateClient
         #expect(transport.count == 3)
     }
 
+    @Test func aServerErrorsLongRetryAfterSurfacesAtOnceWithoutACooldown() async throws {
+        let clock = ManualClock()
+        let transport = TestTransport { _, _ in
+            Fixtures.errorResponse(503, code: "backend_unavailable", headers: ["Retry-After": "10"])
+        }
+        let provider = Fixtures.provider(transport, clock: clock)
+        let unavailable = await #expect(throws: TokenGateClientError.self) { try await provider.token(for: trip) }
+        #expect(unavailable?.code == .backendUnavailable)
+        #expect(unavailable?.retryAfter == 10)
+        #expect(clock.sleeps.isEmpty)
+        await #expect(throws: TokenGateClientError.self) { try await provider.token(for: trip) }
+        #expect(transport.count == 2)  // only a 429's Retry-After keeps the next caller from asking
+    }
+
     @Test func whileCoolingDownAStillValidCachedTokenIsServedUntilMinimumRemaining() async throws {
         let clock = ManualClock()
         let transport = TestTransport { index, _ in

@@ -59,6 +59,19 @@ class TokenProviderStateTest {
     }
 
     @Test
+    void aServerErrorsLongRetryAfterSurfacesAtOnceWithoutACooldown() {
+        ManualClock clock = new ManualClock(START);
+        ScriptedTransport transport = new ScriptedTransport(
+                (index, url) -> ScriptedTransport.error(503, "backend_unavailable", "Retry-After", "10"));
+        TokenProvider tokens = provider(transport, clock);
+        BackendUnavailableException unavailable = assertThrows(BackendUnavailableException.class, () -> tokens.token(TRIP));
+        assertEquals(10L, unavailable.retryAfterSeconds());
+        assertEquals(START, clock.nowMillis()); // not waited for: longer than maxRetryAfterSeconds (5)
+        assertThrows(BackendUnavailableException.class, () -> tokens.token(TRIP));
+        assertEquals(2, transport.count()); // only a 429's Retry-After keeps the next caller from asking
+    }
+
+    @Test
     void anExplicitRefreshThrowsItsFailureRatherThanTheCachedToken() {
         ManualClock clock = new ManualClock(START);
         ScriptedTransport transport = new ScriptedTransport((index, url) ->

@@ -65,7 +65,10 @@ export interface CreateAuthTokenFetcherOptions {
   retryIntervalSeconds?: number;
 }
 
-/** The token route one request of the library maps to. */
+/**
+ * The token route one request of the library maps to. In `url` each ID is UTF-8 with every byte outside
+ * `A-Z a-z 0-9 - . _ ~` percent-encoded.
+ */
 export interface TokenRoute {
   /** The gateway's token type: `consumer`, `delivery-consumer`, `driver`, `delivery-driver`, `fleet-reader`, … */
   tokenType: string;
@@ -108,7 +111,8 @@ export interface AuthTokenFetcher {
 /**
  * A failed token fetch: `code` is the gateway's error code (docs/http-api.md, "Errors") or one of the fetcher's
  * own: `network_error`, `timeout`, `invalid_response` (also a redirect, never followed), `unexpected_status`,
- * `unsupported_context`, `credential_unavailable`, `invalid_options`.
+ * `unsupported_context`, `invalid_request` (an ID that is not well-formed Unicode), `credential_unavailable`,
+ * `invalid_options`.
  */
 export declare class TokenGateError extends Error {
   constructor(code: string, message: string, details?: {

@@ -24,6 +24,8 @@
 //     passing reason (network, timeout, 5xx, 429) keeps returning it as long as it has `minRemainingSeconds` of
 //     life, without asking again for `retryIntervalSeconds`;
 //   * concurrent calls for one route share one HTTP request;
+//   * puts each ID in the query as UTF-8 with every byte outside `A-Z a-z 0-9 - . _ ~` percent-encoded (a space is
+//     %20, `+` is %2B), as the Swift and Android clients do, so any Fleet Engine ID arrives as it was given;
 //   * turns every error answer into a TokenGateError with the gateway's `code`, `status`, `retryAfter` and
 //     `requestId`, and answers each as the Swift and Android clients do (docs/client.md, "One error, three
 //     clients"): the network, a timeout and 5xx are retried with backoff within `maxAttempts` (3); an answer with a
@@ -55,8 +57,9 @@ const MAX_BACKOFF_MS = 8000;
  * A failed token fetch. `code` is the gateway's error code (docs/http-api.md, "Errors"), or one of the fetcher's
  * own: `network_error` (no answer: the network, or a browser refusing a cross-origin answer), `timeout`,
  * `invalid_response` (a 2xx without a token, or a redirect), `unexpected_status` (an error answer without TokenGate's
- * body), `unsupported_context` (the role asks for no token for this context; nothing is sent), `credential_unavailable`
- * (`credential()` threw or gave no session token), `invalid_options`.
+ * body), `unsupported_context` (the role asks for no token for this context; nothing is sent), `invalid_request` (an
+ * ID that is not well-formed Unicode; nothing is sent), `credential_unavailable` (`credential()` threw or gave no
+ * session token), `invalid_options`.
  */
 export class TokenGateError extends Error {
   /**
@@ -175,7 +178,13 @@ export function createAuthTokenFetcher(options) {
   const maxRetryWaitSeconds = nonNegative(options.maxRetryWaitSeconds, 5, 'maxRetryWaitSeconds');
   const minRemainingMs = nonNegative(options.minRemainingSeconds, 120, 'minRemainingSeconds') * 1000;
   const retryIntervalMs = nonNegative(options.retryIntervalSeconds, 30, 'retryIntervalSeconds') * 1000;
-  const prefix = `${baseUrl.replace(/\/+$/, '')}/v1/providers/${encodeURIComponent(providerId)}/tokens/`;
+  let encodedProvider;
+  try {
+    encodedProvider = percentEncoded(providerId, 'providerId');
+  } catch (error) {
+    throw invalid(error.message);
+  }
+  const prefix = `${baseUrl.replace(/\/+$/, '')}/v1/providers/${encodedProvider}/tokens/`;
 
   /** @type {Map<string, CachedToken>} */
   const cache = new Map();
@@ -191,7 +200,7 @@ export function createAuthTokenFetcher(options) {
   /** @param {AuthTokenFetcherOptions} fetcherOptions @returns {TokenRoute} */
   function route(fetcherOptions) {
     const { tokenType, parameters } = routeFor(role, fetcherOptions ?? {});
-    const query = new URLSearchParams(parameters).toString();
+    const query = Object.entries(parameters).map(([name, value]) => `${name}=${percentEncoded(value, name)}`).join('&');
     return { tokenType, parameters, url: prefix + tokenType + (query ? `?${query}` : '') };
   }
 
@@ -483,6 +492,21 @@ function passing(error) {
   if (!(error instanceof TokenGateError)) return false;
   if (error.status === 0) return error.code === 'network_error' || error.code === 'timeout';
   return error.status === 429 || error.status >= 500;
+}
+
+/**
+ * `text` as UTF-8 with every byte outside RFC 3986's unreserved `A-Z a-z 0-9 - . _ ~` written `%XX`, as the Swift
+ * and Android clients send IDs: encodeURIComponent, plus the five it leaves (`! ' ( ) *`). A space is `%20` and `+`
+ * is `%2B`, which every server decodes alike (URLSearchParams' `+` for a space is read as a plus by some).
+ */
+function percentEncoded(text, name) {
+  let encoded;
+  try {
+    encoded = encodeURIComponent(text);
+  } catch (cause) {
+    throw new TokenGateError('invalid_request', `the ${name} is not valid text (an unpaired surrogate)`, { cause });
+  }
+  return encoded.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 function answer(entry, at) {

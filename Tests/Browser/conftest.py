@@ -35,6 +35,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -536,6 +537,8 @@ def page(request, driver, gateway, keys, origins, artifacts):
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "fleet_engine_ids: needs a gateway that accepts every legal Fleet Engine ID "
+                                       "(issue 47); deselect with -m 'not fleet_engine_ids'")
     # A SIGTERM (scripts/test's timeout) ends the run like Ctrl-C, so the fixtures still stop the gateway, the page
     # servers and Chromium.
     def interrupt(signum, frame):
@@ -547,6 +550,11 @@ def pytest_terminal_summary(terminalreporter):
     if "artifacts" in _RUN:
         terminalreporter.write_line("browser tests: %s; screenshots in %s" % (
             _RUN.get("chromium", "no browser started"), _RUN["artifacts"]))
+    if "test_browser_ids" in sys.modules:
+        from fleet_engine_ids import SEED
+        ids = sys.modules["test_browser_ids"]
+        terminalreporter.write_line("browser tests: Fleet Engine IDs drawn with seed %d (TOKENGATE_ID_SEED): %d legal, "
+                                    "%d illegal" % (SEED, len(ids.LEGAL), len(ids.ILLEGAL)))
     if "browser_start_seconds" in _RUN or "gateway_start_seconds" in _RUN:
         terminalreporter.write_line("browser tests: Chromium started in %.1f s, the gateway in %.1f s" % (
             _RUN.get("browser_start_seconds", 0), _RUN.get("gateway_start_seconds", 0)))

@@ -20,9 +20,9 @@
 //     (the answer's `Date` when the browser may read it, else `expiresAt - expiresIn` of the body, the gateway's
 //     clock when it answered; `issuedAt` only when neither is there), so a page whose clock is minutes off never
 //     hands Fleet Engine an expired token;
-//   * reuses the token until the gateway's `refreshAfter` (on the page's clock), and while a refresh fails for a
-//     passing reason (network, timeout, 5xx, 429) keeps returning it as long as it has `minRemainingSeconds` of
-//     life, without asking again for `retryIntervalSeconds`;
+//   * reuses the token until the gateway's `refreshAfter` (on the page's clock), and while a refresh fails for any
+//     reason but the gateway's refusal (the network, 5xx, 429, an unusable answer, `credential()`) keeps returning
+//     it as long as it has `minRemainingSeconds` of life, without asking again for `retryIntervalSeconds`;
 //   * concurrent calls for one route share one HTTP request;
 //   * puts each ID in the query as UTF-8 with every byte outside `A-Z a-z 0-9 - . _ ~` percent-encoded (a space is
 //     %20, `+` is %2B), as the Swift and Android clients do, so any Fleet Engine ID arrives as it was given;
@@ -231,10 +231,11 @@ export function createAuthTokenFetcher(options) {
     try {
       fresh = await shared(target);
     } catch (error) {
-      // A passing failure: the token cached for this route (if the failure left one) is still good enough.
+      // Anything but a refusal: the token cached for this route is still good enough while it has minRemaining.
       const later = now();
       const still = cache.get(target.url);
-      if (passing(error) && still && still.expiresAtLocal - later >= minRemainingMs) return answer(still, later);
+      const refused = !(error instanceof TokenGateError) || REFUSALS.has(error.status);
+      if (!refused && still && still.expiresAtLocal - later >= minRemainingMs) return answer(still, later);
       throw error;
     }
     return answer(fresh, now());

@@ -128,3 +128,55 @@ def test_a_long_retry_after_cools_the_route_down_while_the_cached_token_serves(p
     late = page.call("rider", TRIP, tripId="trip-c1")
     assert (late["error"]["code"], late["error"]["status"]) == ("rate_limited", 429), late
     assert len(token_requests(page)) == 3
+
+
+@pytest.mark.parametrize("status, code", [(400, "invalid_request"), (404, "unknown_provider"),
+                                          (404, "no_token_for_context")])
+def test_every_refusal_by_status_drops_the_cached_token(page, keys, status, code):
+    # Answers the gateway gives for a misconfigured page or tenant, not on cue: played by the page's fetch.
+    trip = "trip-refused-%d-%s" % (status, code)
+    page.sessions(rider_session(keys, trip))
+    answer = {"status": status, "code": code}
+    page.make("rider", clock={"kind": "manual"}, transform={"script": [None, answer, answer]})
+    first = page.call("rider", TRIP, tripId=trip)
+    assert first["ok"], first
+    page.run("advance", "rider", first["cached"]["refreshAtLocal"] - page.run("clockOf", "rider") + 1000)
+    refused = page.call("rider", TRIP, tripId=trip)
+    assert (refused["error"]["code"], refused["error"]["status"]) == (code, status), refused
+    assert page.run("peek", "rider", TRIP, {"tripId": trip}) is None
+    again = page.call("rider", TRIP, tripId=trip)
+    assert again["error"]["code"] == code
+    assert len(token_requests(page)) == 3                              # never retried
+
+
+def test_a_503s_short_retry_after_is_waited_exactly(page, keys):
+    page.sessions(rider_session(keys, "trip-wait"))
+    page.make("rider", initialBackoffMs=20,
+              transform={"script": [{"status": 503, "code": "backend_unavailable", "retryAfter": 1}]})
+    result = page.call("rider", TRIP, tripId="trip-wait")
+    assert result["ok"], result
+    assert len(token_requests(page)) == 2
+    assert result["milliseconds"] >= 950                               # the second, not the 20 ms backoff
+
+
+@pytest.mark.parametrize("failure", ["unusable-answer", "credential"])
+def test_a_failure_that_is_no_refusal_leaves_the_cached_token_in_service(page, keys, failure):
+    trip = "trip-kept-%s" % failure
+    page.sessions(rider_session(keys, trip))
+    portal = {"status": 200, "body": "<html>captive portal</html>"}
+    page.make("rider", clock={"kind": "manual"},
+              transform={"script": [None, portal, portal]} if failure == "unusable-answer" else None)
+    first = page.call("rider", TRIP, tripId=trip)
+    assert first["ok"], first
+    if failure == "credential":
+        page.sessions("THROW")                                         # the session store fails from now on
+    sent = 2 if failure == "unusable-answer" else 1                     # nothing is sent without a credential
+    page.run("advance", "rider", first["cached"]["refreshAtLocal"] - page.run("clockOf", "rider") + 1000)
+    kept = page.call("rider", TRIP, tripId=trip)
+    assert kept["ok"] and kept["token"] == first["token"], kept
+    assert len(token_requests(page)) == sent                            # not retried
+    page.run("advance", "rider", first["cached"]["expiresAtLocal"] - page.run("clockOf", "rider") - 119000)
+    late = page.call("rider", TRIP, tripId=trip)
+    expected = "invalid_response" if failure == "unusable-answer" else "credential_unavailable"
+    assert late["error"]["code"] == expected, late
+    assert len(token_requests(page)) == (3 if failure == "unusable-answer" else 1)

@@ -25,8 +25,9 @@ extension TokenProvider {
         /// After a failed fetch, seconds before the context is asked for again while its cached token can be served
         /// (above the margin, or with ``minimumRemaining`` left). Default 30.
         public var backgroundRetryInterval: TimeInterval
-        /// When a fetch fails for a passing reason (network, 5xx, 429), a cached token with at least this many seconds
-        /// left is returned instead of the error. Default 120, as the browser and Android clients.
+        /// When a fetch fails for any reason but the gateway's refusal (400, 401, 403, 404, 410), a cached token with at
+        /// least this many seconds left is returned instead of the error. Default 120, as the browser and Android
+        /// clients.
         public var minimumRemaining: TimeInterval
 
         /// A configuration; every parameter after `providerID` has the default documented on its property.

@@ -18,8 +18,9 @@ public import Foundation
 /// - From its `refreshAfter` (the gateway's, else 10 minutes before expiry) a call still gets the cached token and
 ///   starts one background fetch; after a failed fetch the context is not asked for again before
 ///   ``Configuration/backgroundRetryInterval`` while its cached token can be served.
-/// - A fetch that fails for a passing reason (network, 5xx, 429) still answers with the cached token when that has
-///   at least ``Configuration/minimumRemaining`` (2 minutes) left.
+/// - A fetch that fails for any reason but a refusal (network, 5xx, 429, an unusable answer, the credential source)
+///   still answers with the cached token when that has at least ``Configuration/minimumRemaining`` (2 minutes) left.
+///   Only network failures, 5xx and 429 are retried first (``RetryPolicy``).
 /// - The gateway's refusals (400, 401, 403, 404, 410) drop the cached token. A 410 (`contextEnded`) is remembered:
 ///   the context is refused without a request until ``clear(_:)`` or ``clearAll()``. A 429's `Retry-After` too long
 ///   to wait for cools the context down: no request before it has passed (the cached token is served meanwhile while
@@ -87,9 +88,9 @@ public actor TokenProvider {
         self.init(configuration: Configuration(baseURL: baseURL, providerID: providerID), credential: credential)
     }
 
-    /// A token for `context` with more than ``Configuration/refreshMargin`` of life left (or, while the gateway
-    /// cannot be reached, at least ``Configuration/minimumRemaining``): the cached one, or a fresh one fetched once
-    /// for all waiting callers.
+    /// A token for `context` with more than ``Configuration/refreshMargin`` of life left (or, while a fresh one cannot
+    /// be had for a reason other than a refusal, at least ``Configuration/minimumRemaining``): the cached one, or a
+    /// fresh one fetched once for all waiting callers.
     /// - Throws: ``TokenGateClientError`` (`unauthenticated`: re-authenticate; `forbidden`: not allowed; …).
     public func token(for context: TokenContext) async throws -> String {
         try await fleetEngineToken(for: context).token
@@ -117,8 +118,8 @@ public actor TokenProvider {
         }
         do {
             return try await join(context)
-        } catch let error as TokenGateClientError where error.isRetryable {
-            // A passing failure: the token cached for this context (if the failure left one) is still good enough.
+        } catch let error as TokenGateClientError where !error.isRefusal {
+            // Not a refusal: the token cached for this context is still good enough while it has minimumRemaining.
             if let cached = entries[context]?.token, isUsable(cached, at: clock.now) { return cached }
             throw error
         }

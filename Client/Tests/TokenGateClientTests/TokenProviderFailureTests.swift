@@ -171,7 +171,7 @@ import TokenGateClient
         #expect(transport.count == 3)  // never retried; the next caller asks again and is refused too
     }
 
-    @Test func anUnusableAnswerKeepsTheCachedTokenAndIsNotRetried() async throws {
+    @Test func anUnusableAnswerIsNotRetriedAndTheCachedTokenServesUntilMinimumRemaining() async throws {
         let clock = ManualClock()
         let transport = TestTransport { index, _ in
             index == 0
@@ -186,5 +186,32 @@ import TokenGateClient
         #expect(transport.count == 2)
         #expect(try await provider.token(for: trip) == "token-1")  // kept; not asked again within 30 s
         #expect(transport.count == 2)
+
+        clock.advance(by: 300)  // 200 s left: below the margin, the caller's own fetch fails the same way
+        #expect(try await provider.token(for: trip) == "token-1")
+        #expect(transport.count == 3)
+        clock.advance(by: 90)  // 110 s left
+        let late = await #expect(throws: TokenGateClientError.self) { try await provider.token(for: trip) }
+        #expect(late?.code == .invalidResponse)
+        #expect(transport.count == 4)
+    }
+
+    @Test func aFailingCredentialSourceSendsNothingAndTheCachedTokenServes() async throws {
+        struct SessionLocked: Error {}
+        let clock = ManualClock()
+        let transport = Fixtures.mintingTransport(clock: clock)
+        let asked = Counter()
+        let provider = TokenProvider(configuration: Fixtures.configuration(), transport: transport, clock: clock) {
+            guard asked.increment() == 1 else { throw SessionLocked() }
+            return "s3cret-session"
+        }
+        #expect(try await provider.token(for: trip) == "token-1")
+        clock.advance(by: 3400)  // 200 s left
+        #expect(try await provider.token(for: trip) == "token-1")
+        #expect(transport.count == 1)
+        clock.advance(by: 90)
+        let locked = await #expect(throws: TokenGateClientError.self) { try await provider.token(for: trip) }
+        #expect(locked?.code == .credentialUnavailable)
+        #expect(transport.count == 1)
     }
 }

@@ -27,8 +27,9 @@ import java.util.concurrent.RejectedExecutionException;
  *   <li>From then until {@code refreshMarginSeconds} (300) before expiry, the cached token is still returned at once
  *       and one background refresh starts on the refresh executor; a failed one is tried again no sooner than
  *       {@code backgroundRetryIntervalSeconds} (30) later.
- *   <li>Below the margin, callers wait for a fresh token. If that fetch fails for a passing reason (network, 5xx,
- *       429) and the cached token still has {@code minRemainingSeconds} (120) of life, it is returned instead.
+ *   <li>Below the margin, callers wait for a fresh token. If that fetch fails for any reason but a refusal (network,
+ *       5xx, 429, an unusable answer, the credential source) and the cached token still has {@code minRemainingSeconds}
+ *       (120) of life, it is returned instead. Only network failures, 5xx and 429 are retried first.
  *   <li>One request per context is in flight at a time: every thread that needs it waits for that one.
  *   <li>The gateway's refusals (400, 401, 403, 404) drop the cached token; 410 drops it and is remembered: the context
  *       is refused without a request until {@link #clear(TokenContext)} or {@link #clearAll()}. A 429's
@@ -177,7 +178,7 @@ public final class TokenProvider {
                 continue; // the fetch this thread waited for was abandoned: ask again, maybe leading this time
             }
             TokenGateException failure = leading ? outcome.failure : outcome.failure.copyFor(outcome.failure.getMessage());
-            if (!force && failure.isRetryable() && plan.cached != null && isStillCached(context, plan.cached)) {
+            if (!force && !isRefusal(failure) && plan.cached != null && isStillCached(context, plan.cached)) {
                 return plan.cached;
             }
             throw failure;
@@ -298,9 +299,13 @@ public final class TokenProvider {
         }
     }
 
-    /** The gateway said no to this caller for this context: its cached token must not be handed out any more. */
+    /**
+     * The gateway said no to this caller for this context (400, 401, 403, 404, 410): its cached token must not be handed
+     * out any more. Any other failure leaves it in service while it has {@code minRemainingSeconds}.
+     */
     private static boolean isRefusal(TokenGateException failure) {
         switch (failure.code()) {
+            case CONTEXT_ENDED:
             case UNAUTHENTICATED:
             case FORBIDDEN:
             case NOT_FOUND:

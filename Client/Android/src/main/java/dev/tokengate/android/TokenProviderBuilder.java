@@ -69,7 +69,10 @@ public final class TokenProviderBuilder {
         return this;
     }
 
-    /** After a failed refresh, a cached token with at least this much life is still returned; default 120. */
+    /**
+     * When a fetch fails for any reason but the gateway's refusal (400, 401, 403, 404, 410), a cached token with at least
+     * this much life is returned instead; default 120.
+     */
     public TokenProviderBuilder minRemainingSeconds(long value) {
         minRemainingSeconds = atLeast(0, value, "minRemainingSeconds");
         return this;

@@ -72,6 +72,69 @@ class TokenProviderStateTest {
     }
 
     @Test
+    void aServerErrorsShortRetryAfterIsWaitedExactly() {
+        ManualClock clock = new ManualClock(START);
+        ScriptedTransport transport = new ScriptedTransport((index, url) -> index == 0
+                ? ScriptedTransport.error(503, "backend_unavailable", "Retry-After", "2")
+                : ScriptedTransport.token("jwt-1", clock.nowMillis()));
+        assertEquals("jwt-1", provider(transport, clock).token(TRIP));
+        assertEquals(START + 2_000, clock.nowMillis());
+        assertEquals(2, transport.count());
+    }
+
+    @Test
+    void whileCoolingDownTheCachedTokenServesUntilMinRemainingThenThe429WithoutARequest() {
+        ManualClock clock = new ManualClock(START);
+        ScriptedTransport transport = new ScriptedTransport((index, url) -> index == 0
+                ? ScriptedTransport.token("jwt-1", clock.nowMillis())
+                : ScriptedTransport.error(429, "rate_limited", "Retry-After", "600"));
+        TokenProvider tokens = provider(transport, clock);
+        FleetEngineToken cached = tokens.fleetEngineToken(TRIP);
+        clock.set(cached.expiresAtMillis() - 250_000); // below the margin: the caller's fetch is refused 429
+        assertSame(cached, tokens.fleetEngineToken(TRIP));
+        clock.set(cached.expiresAtMillis() - 190_000);
+        assertSame(cached, tokens.fleetEngineToken(TRIP));
+        assertEquals(2, transport.count());
+        clock.set(cached.expiresAtMillis() - 110_000); // less than minRemaining (120 s) left
+        RateLimitedException limited = assertThrows(RateLimitedException.class, () -> tokens.token(TRIP));
+        assertEquals(460L, limited.retryAfterSeconds());
+        assertEquals(2, transport.count());
+    }
+
+    @Test
+    void anUnusableAnswerIsNotRetriedAndTheCachedTokenServesUntilMinRemaining() {
+        ManualClock clock = new ManualClock(START);
+        ScriptedTransport transport = new ScriptedTransport((index, url) -> index == 0
+                ? ScriptedTransport.token("jwt-1", clock.nowMillis())
+                : ScriptedTransport.answer(200, "<html>captive portal</html>"));
+        TokenProvider tokens = provider(transport, clock);
+        FleetEngineToken cached = tokens.fleetEngineToken(TRIP);
+        clock.set(cached.expiresAtMillis() - 200_000);
+        assertSame(cached, tokens.fleetEngineToken(TRIP));
+        assertEquals(2, transport.count());
+        clock.set(cached.expiresAtMillis() - 110_000);
+        assertThrows(InvalidResponseException.class, () -> tokens.token(TRIP));
+        assertEquals(3, transport.count());
+    }
+
+    @Test
+    void aFailingCredentialSourceSendsNothingAndTheCachedTokenServes() {
+        ManualClock clock = new ManualClock(START);
+        ScriptedTransport transport = new ScriptedTransport((index, url) -> ScriptedTransport.token("jwt-1", clock.nowMillis()));
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        TokenProvider tokens = TokenProvider.builder("https://tokens.acme.example", "acme-rides", () -> {
+            if (asked.incrementAndGet() > 1) throw new IllegalStateException("the session store is locked");
+            return "s3cret-session";
+        }).transport(transport).clock(clock).refreshExecutor(new QueuedExecutor()).build();
+        FleetEngineToken cached = tokens.fleetEngineToken(TRIP);
+        clock.set(cached.expiresAtMillis() - 200_000);
+        assertSame(cached, tokens.fleetEngineToken(TRIP));
+        clock.set(cached.expiresAtMillis() - 110_000);
+        assertThrows(CredentialUnavailableException.class, () -> tokens.token(TRIP));
+        assertEquals(1, transport.count());
+    }
+
+    @Test
     void anExplicitRefreshThrowsItsFailureRatherThanTheCachedToken() {
         ManualClock clock = new ManualClock(START);
         ScriptedTransport transport = new ScriptedTransport((index, url) ->

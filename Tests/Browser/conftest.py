@@ -13,7 +13,7 @@
     `Retry-After` of up to an hour), and `browser-ids` gives any trip's token to an API key (the ID tests);
   * two Python http.servers on 127.0.0.1, each its own origin, serving page/index.html and
     Client/JavaScript/tokengate-fetcher.js: the first is listed in `cors:`, the second is not; both answer any path
-    under /redirect/ with a 302 elsewhere, counting those requests;
+    under /redirect/ with a 302 elsewhere, counting those requests, and any path under /slow/ only after 2 s;
   * Chromium (Debian's `chromium` and `chromium-driver`, or CHROMIUM_BINARY and CHROMEDRIVER) through selenium,
     headless, with no proxy.
 
@@ -171,6 +171,13 @@ class PageServer:
                     self.send_header("Location", "http://127.0.0.1:9/elsewhere")
                     self.send_header("Content-Length", "0")
                     self.end_headers()
+                    return
+                if self.path.startswith("/slow/"):
+                    time.sleep(2)                                   # longer than the fetcher's timeoutMs in the test
+                    try:
+                        self.send_error(503)
+                    except OSError:
+                        pass                                        # the fetcher gave up and closed the connection
                     return
                 entry = files.get(self.path.split("?", 1)[0])
                 if entry is None:

@@ -63,6 +63,15 @@ def test_no_answer_is_retried_then_surfaces_as_a_network_error(page, keys):
     assert len(token_requests(page)) == 3
 
 
+def test_a_request_without_an_answer_in_time_is_retried_then_surfaces_as_a_timeout(page, keys):
+    page.sessions(rider_session(keys, "trip-slow"))
+    page.make("rider", baseUrl=page.origin + "/slow", timeoutMs=300, initialBackoffMs=20)
+    result = page.call("rider", TRIP, tripId="trip-slow")
+    assert (result["error"]["code"], result["error"]["status"]) == ("timeout", 0), result
+    assert len(token_requests(page)) == 3
+    assert result["milliseconds"] >= 900                               # three times 300 ms
+
+
 def test_a_redirect_is_never_followed_nor_retried(page, gateway, keys, origins):
     # A proxy or a wrong base URL that redirects: the request carries the user's credential, so it stops here.
     page.sessions(rider_session(keys, "trip-redirected"))

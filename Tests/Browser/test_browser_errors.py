@@ -14,10 +14,14 @@ from conftest import BREAKER_PROVIDER, CAPPED_PROVIDER, DOWN_PROVIDER, PROVIDER,
 from test_browser_fetcher import TRIP, rider_session, token_requests
 
 
-def test_a_5xx_is_retried_with_backoff_and_then_the_token_is_returned(page, keys):
-    page.sessions(rider_session(keys, "trip-flaky"))
-    page.make("rider", transform="unavailableTwice", initialBackoffMs=200)
-    result = page.call("rider", TRIP, tripId="trip-flaky")
+@pytest.mark.parametrize("answers", ["gateway", "proxy"])
+def test_a_5xx_is_retried_with_backoff_and_then_the_token_is_returned(page, keys, answers):
+    # The gateway's 503 body, or a proxy's 502 page without it (unexpected_status, judged by its status).
+    page.sessions(rider_session(keys, "trip-flaky-" + answers))
+    proxy = {"status": 502, "body": "<html>Bad gateway</html>"}
+    page.make("rider", transform="unavailableTwice" if answers == "gateway" else {"script": [proxy, proxy]},
+              initialBackoffMs=200)
+    result = page.call("rider", TRIP, tripId="trip-flaky-" + answers)
     assert result["ok"], result
     assert result["check"] == "ok"
     assert len(token_requests(page)) == 3                              # 503, 503, then the gateway's token

@@ -340,6 +340,7 @@ ROUTES = [
     ("consumer", VEHICLE, {"vehicleId": "v1"}, "unsupported_context"),
     ("consumer", DELIVERY_VEHICLE, {"deliveryVehicleId": "d1"}, "unsupported_context"),
     ("consumer", UNKNOWN, {}, "unsupported_context"),
+    ("consumer", TRIP, {"tripId": ""}, "unsupported_context"),           # an empty ID counts as none
     ("driver", VEHICLE, {"vehicleId": "v1"}, ("driver", {"vehicleId": "v1"})),
     ("driver", TRIP, {"tripId": "t1", "vehicleId": "v1"}, ("driver", {"vehicleId": "v1"})),
     ("driver", DELIVERY_VEHICLE, {"deliveryVehicleId": "d1"}, ("delivery-driver", {"deliveryVehicleId": "d1"})),

@@ -187,6 +187,16 @@ import TokenGateClient
         #expect(transport.count == 3)
     }
 
+    @Test func aTimeoutIsANetworkErrorAndIsRetried() async throws {
+        let clock = ManualClock()
+        // What URLSession throws when `URLSessionTransport`'s timeout passes without data.
+        let transport = TestTransport { _, _ in throw URLError(.timedOut) }
+        let error = try await failure(Fixtures.provider(transport, clock: clock))
+        #expect(error.code == .network)
+        #expect((error.underlying as? URLError)?.code == .timedOut)
+        #expect(transport.count == 3)
+    }
+
     @Test func networkErrorAfterLastAttemptIsTypedNetwork() async throws {
         let clock = ManualClock()
         let transport = TestTransport { _, _ in throw NetworkDown() }

@@ -380,6 +380,11 @@ export function createAuthTokenFetcher(options) {
     }
     const { offsetMs, source } = clockOffset(headers, body, sentAt, receivedAt);
     const expiresAtLocal = body.expiresAt * 1000 - offsetMs;
+    if (expiresAtLocal <= receivedAt) {
+      throw new TokenGateError('invalid_response', 'the token had expired on receipt', {
+        status, requestId: headers.get('X-Request-ID') ?? undefined,
+      });
+    }
     const latestRefresh = expiresAtLocal - minRemainingMs;
     let refreshAtLocal = finite(body.refreshAfter) ? body.refreshAfter * 1000 - offsetMs : latestRefresh;
     // A token already past its refreshAfter (the gateway refreshing it ahead) is asked for again after 30 s, not

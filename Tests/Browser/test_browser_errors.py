@@ -162,6 +162,15 @@ def test_every_refusal_by_status_drops_the_cached_token(page, keys, status, code
     assert len(token_requests(page)) == 3                              # never retried
 
 
+def test_a_token_expired_on_receipt_is_an_invalid_response_and_is_not_retried(page, keys):
+    page.sessions(rider_session(keys, "trip-stale"))
+    stale = '{"token": "a.b.c", "issuedAt": 1795291871, "expiresAt": 1795295471, "expiresIn": 0}'
+    page.make("rider", transform={"script": [{"status": 200, "body": stale}]})
+    result = page.call("rider", TRIP, tripId="trip-stale")
+    assert (result["error"]["code"], result["error"]["status"]) == ("invalid_response", 200), result
+    assert len(token_requests(page)) == 1
+
+
 def test_a_503s_short_retry_after_is_waited_exactly(page, keys):
     page.sessions(rider_session(keys, "trip-wait"))
     page.make("rider", initialBackoffMs=20,

@@ -32,8 +32,8 @@
 //     `Retry-After` of at most `maxRetryWaitSeconds` (5) is retried after exactly that, a longer one is thrown at
 //     once, and a 429's keeps the route from being asked again before it has passed; a 401 is retried once, and
 //     only when `credential()` then returns a different session token (a refreshed login); 400, 403, 404 and 410
-//     are never retried and drop the cached token, and a 410 (`context_ended`) is remembered: the route is refused
-//     without a request until clear(); a redirect is never followed (`invalid_response`).
+//     are never retried, and they and a 401 drop the cached token; a 410 (`context_ended`) is remembered: the route
+//     is refused without a request until clear(); a redirect is never followed (`invalid_response`).
 
 /** The `serviceType` values of google.maps.journeySharing.FleetEngineServiceType (the constants are these strings). */
 export const FleetEngineServiceType = Object.freeze({

@@ -52,13 +52,23 @@ export interface CreateAuthTokenFetcherOptions {
   fetch?: typeof fetch;
   /** One request's limit, answer body included; default 10000. */
   timeoutMs?: number;
-  /** The longest `Retry-After` a 429 is retried after, once; default 5 (0: never retried). */
+  /** Attempts in all for the network, a timeout, 5xx and 429; default 3. */
+  maxAttempts?: number;
+  /** The wait before the first retry, doubled for each next one (capped at 8 s), up to half less at random; default
+   * 500. */
+  initialBackoffMs?: number;
+  /** The longest `Retry-After` (429, 503) waited for before a retry; a longer one is thrown at once. Default 5. */
   maxRetryWaitSeconds?: number;
   /** A cached token with less life left is not returned; default 120. */
   minRemainingSeconds?: number;
+  /** After a failed request, a still-usable cached token is returned without asking again for this long; default 30. */
+  retryIntervalSeconds?: number;
 }
 
-/** The token route one request of the library maps to. */
+/**
+ * The token route one request of the library maps to. In `url` each ID is UTF-8 with every byte outside
+ * `A-Z a-z 0-9 - . _ ~` percent-encoded.
+ */
 export interface TokenRoute {
   /** The gateway's token type: `consumer`, `delivery-consumer`, `driver`, `delivery-driver`, `fleet-reader`, … */
   tokenType: string;
@@ -94,14 +104,15 @@ export interface AuthTokenFetcher {
   route(options: AuthTokenFetcherOptions): TokenRoute;
   /** The cached token for a request, if any. */
   peek(options: AuthTokenFetcherOptions): CachedToken | undefined;
-  /** Forgets every cached token, ended context and rate-limit wait (the user logged out or switched). */
+  /** Forgets every cached token, ended context, rate-limit wait and failed request (the user logged out). */
   clear(): void;
 }
 
 /**
  * A failed token fetch: `code` is the gateway's error code (docs/http-api.md, "Errors") or one of the fetcher's
- * own: `network_error`, `timeout`, `invalid_response`, `unexpected_status`, `unsupported_context`,
- * `credential_unavailable`, `invalid_options`.
+ * own: `network_error`, `timeout`, `invalid_response` (also a redirect, never followed), `unexpected_status`,
+ * `unsupported_context`, `invalid_request` (an ID that is not well-formed Unicode), `credential_unavailable`,
+ * `invalid_options`.
  */
 export declare class TokenGateError extends Error {
   constructor(code: string, message: string, details?: {
@@ -115,7 +126,7 @@ export declare class TokenGateError extends Error {
   code: string;
   /** The HTTP status; 0 when there was no answer. */
   status: number;
-  /** Seconds to wait before asking again (429). */
+  /** Seconds to wait before asking again, from `Retry-After` in delta-seconds (429, some 503s). */
   retryAfter: number | undefined;
   /** The answer's X-Request-ID. */
   requestId: string | undefined;

@@ -20,15 +20,20 @@
 //     (the answer's `Date` when the browser may read it, else `expiresAt - expiresIn` of the body, the gateway's
 //     clock when it answered; `issuedAt` only when neither is there), so a page whose clock is minutes off never
 //     hands Fleet Engine an expired token;
-//   * reuses the token until the gateway's `refreshAfter` (on the page's clock), and while a refresh fails for a
-//     passing reason (network, 5xx, 429) keeps returning it as long as it has `minRemainingSeconds` of life;
+//   * reuses the token until the gateway's `refreshAfter` (on the page's clock), and while a refresh fails for any
+//     reason but the gateway's refusal (the network, 5xx, 429, an unusable answer, `credential()`) keeps returning
+//     it as long as it has `minRemainingSeconds` of life, without asking again for `retryIntervalSeconds`;
 //   * concurrent calls for one route share one HTTP request;
+//   * puts each ID in the query as UTF-8 with every byte outside `A-Z a-z 0-9 - . _ ~` percent-encoded (a space is
+//     %20, `+` is %2B), as the Swift and Android clients do, so any Fleet Engine ID arrives as it was given;
 //   * turns every error answer into a TokenGateError with the gateway's `code`, `status`, `retryAfter` and
-//     `requestId`. Never retried: `context_ended` (remembered: that route is refused without a request until
-//     clear()), `forbidden`, `no_token_for_context`, and every other 4xx; a 401 is retried once, and only when
-//     `credential()` then returns a different session token (a refreshed login); a 429 whose `Retry-After` is at
-//     most `maxRetryWaitSeconds` (default 5) is retried once after that wait, a longer one is thrown at once and
-//     the route is not asked again before it has passed.
+//     `requestId`, and answers each as the Swift and Android clients do (docs/client.md, "One error, three
+//     clients"): the network, a timeout and 5xx are retried with backoff within `maxAttempts` (3); an answer with a
+//     `Retry-After` of at most `maxRetryWaitSeconds` (5) is retried after exactly that, a longer one is thrown at
+//     once, and a 429's keeps the route from being asked again before it has passed; a 401 is retried once, and
+//     only when `credential()` then returns a different session token (a refreshed login); 400, 403, 404 and 410
+//     are never retried, and they and a 401 drop the cached token; a 410 (`context_ended`) is remembered: the route
+//     is refused without a request until clear(); a redirect is never followed (`invalid_response`).
 
 /** The `serviceType` values of google.maps.journeySharing.FleetEngineServiceType (the constants are these strings). */
 export const FleetEngineServiceType = Object.freeze({
@@ -42,15 +47,19 @@ export const FleetEngineServiceType = Object.freeze({
 /** What a page is, which decides the token types it may ask for. */
 export const Roles = Object.freeze(['consumer', 'driver', 'fleet', 'delivery-fleet']);
 
-/** Error codes the gateway answers (docs/http-api.md) that the fetcher never retries. */
-const FINAL_CODES = new Set(['context_ended', 'forbidden', 'no_token_for_context']);
+/** The gateway's refusals (docs/http-api.md): never retried, and the route's cached token is dropped. */
+const REFUSALS = new Set([400, 401, 403, 404, 410]);
+
+/** The longest backoff between two attempts, in milliseconds. */
+const MAX_BACKOFF_MS = 8000;
 
 /**
  * A failed token fetch. `code` is the gateway's error code (docs/http-api.md, "Errors"), or one of the fetcher's
  * own: `network_error` (no answer: the network, or a browser refusing a cross-origin answer), `timeout`,
- * `invalid_response` (a 200 without a token), `unexpected_status` (an error answer without TokenGate's body),
- * `unsupported_context` (the role asks for no token for this context; nothing is sent), `credential_unavailable`
- * (`credential()` threw or gave no session token), `invalid_options`.
+ * `invalid_response` (a 2xx without a token, or a redirect), `unexpected_status` (an error answer without TokenGate's
+ * body), `unsupported_context` (the role asks for no token for this context; nothing is sent), `invalid_request` (an
+ * ID that is not well-formed Unicode; nothing is sent), `credential_unavailable` (`credential()` threw or gave no
+ * session token), `invalid_options`.
  */
 export class TokenGateError extends Error {
   /**
@@ -123,9 +132,14 @@ export class TokenGateError extends Error {
  * @property {() => number} [now] the clock, epoch milliseconds (default `Date.now`); for tests
  * @property {typeof fetch} [fetch] the fetch function (default: the global `fetch` at call time)
  * @property {number} [timeoutMs] one request's limit, answer body included (default 10000)
- * @property {number} [maxRetryWaitSeconds] the longest `Retry-After` a 429 is retried after, once (default 5; 0:
- *   never retried)
+ * @property {number} [maxAttempts] attempts in all for the network, a timeout, 5xx and 429 (default 3)
+ * @property {number} [initialBackoffMs] the wait before the first retry, doubled for each next one (capped at 8 s),
+ *   each shortened by up to half at random (default 500)
+ * @property {number} [maxRetryWaitSeconds] the longest `Retry-After` (429, 503) waited for before a retry; a longer
+ *   one is thrown at once (default 5)
  * @property {number} [minRemainingSeconds] a cached token with less life left is not returned (default 120)
+ * @property {number} [retryIntervalSeconds] after a failed request, a still-usable cached token is returned without
+ *   asking again for this long (default 30)
  */
 
 /**
@@ -158,9 +172,19 @@ export function createAuthTokenFetcher(options) {
   if (typeof now !== 'function') throw invalid('now must be a function returning epoch milliseconds');
   const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const timeoutMs = positive(options.timeoutMs, 10000, 'timeoutMs');
+  const maxAttempts = options.maxAttempts ?? 3;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw invalid('maxAttempts must be a whole number, 1 or more');
+  const initialBackoffMs = nonNegative(options.initialBackoffMs, 500, 'initialBackoffMs');
   const maxRetryWaitSeconds = nonNegative(options.maxRetryWaitSeconds, 5, 'maxRetryWaitSeconds');
   const minRemainingMs = nonNegative(options.minRemainingSeconds, 120, 'minRemainingSeconds') * 1000;
-  const prefix = `${baseUrl.replace(/\/+$/, '')}/v1/providers/${encodeURIComponent(providerId)}/tokens/`;
+  const retryIntervalMs = nonNegative(options.retryIntervalSeconds, 30, 'retryIntervalSeconds') * 1000;
+  let encodedProvider;
+  try {
+    encodedProvider = percentEncoded(providerId, 'providerId');
+  } catch (error) {
+    throw invalid(error.message);
+  }
+  const prefix = `${baseUrl.replace(/\/+$/, '')}/v1/providers/${encodedProvider}/tokens/`;
 
   /** @type {Map<string, CachedToken>} */
   const cache = new Map();
@@ -168,13 +192,15 @@ export function createAuthTokenFetcher(options) {
   const inFlight = new Map();
   /** @type {Map<string, TokenGateError>} routes whose context an operator ended */
   const ended = new Map();
-  /** @type {Map<string, {untilLocal: number, requestId?: string}>} routes refused by a rate limit, until */
+  /** @type {Map<string, {untilLocal: number, error: TokenGateError}>} routes refused by a rate limit, until */
   const coolingDown = new Map();
+  /** @type {Map<string, number>} routes whose last request failed: not asked again before, while a token serves */
+  const retryNotBefore = new Map();
 
   /** @param {AuthTokenFetcherOptions} fetcherOptions @returns {TokenRoute} */
   function route(fetcherOptions) {
     const { tokenType, parameters } = routeFor(role, fetcherOptions ?? {});
-    const query = new URLSearchParams(parameters).toString();
+    const query = Object.entries(parameters).map(([name, value]) => `${name}=${percentEncoded(value, name)}`).join('&');
     return { tokenType, parameters, url: prefix + tokenType + (query ? `?${query}` : '') };
   }
 
@@ -182,20 +208,34 @@ export function createAuthTokenFetcher(options) {
   async function authTokenFetcher(fetcherOptions) {
     const target = route(fetcherOptions);
     const refusal = ended.get(target.url);
-    if (refusal) throw refusal;
+    if (refusal) {
+      throw new TokenGateError(refusal.code, `${refusal.message} (remembered: no request sent)`, {
+        status: refusal.status, requestId: refusal.requestId, cause: refusal,
+      });
+    }
     const cached = cache.get(target.url);
     const start = now();
-    if (cached && start < cached.refreshAtLocal && cached.expiresAtLocal - start >= minRemainingMs) {
-      return answer(cached, start);
+    const usable = cached !== undefined && cached.expiresAtLocal - start >= minRemainingMs;
+    if (usable && start < cached.refreshAtLocal) return answer(cached, start);
+    // A request failed a moment ago: the token still serves, the gateway is not asked again at every call.
+    if (usable && start < (retryNotBefore.get(target.url) ?? -Infinity)) return answer(cached, start);
+    const cooling = coolingDown.get(target.url);
+    if (cooling && start < cooling.untilLocal && !inFlight.has(target.url)) {
+      if (usable) return answer(cached, start);
+      throw new TokenGateError('rate_limited', 'rate limited: not asking again before Retry-After has passed', {
+        status: 429, retryAfter: Math.ceil((cooling.untilLocal - start) / 1000), requestId: cooling.error.requestId,
+        cause: cooling.error,
+      });
     }
     let fresh;
     try {
       fresh = await shared(target);
     } catch (error) {
+      // Anything but a refusal: the token cached for this route is still good enough while it has minRemaining.
       const later = now();
-      if (cached && passing(error) && cache.get(target.url) === cached && cached.expiresAtLocal - later >= minRemainingMs) {
-        return answer(cached, later);
-      }
+      const still = cache.get(target.url);
+      const refused = !(error instanceof TokenGateError) || REFUSALS.has(error.status);
+      if (!refused && still && still.expiresAtLocal - later >= minRemainingMs) return answer(still, later);
       throw error;
     }
     return answer(fresh, now());
@@ -211,49 +251,70 @@ export function createAuthTokenFetcher(options) {
     return pending;
   }
 
-  /** @param {TokenRoute} target @returns {Promise<CachedToken>} */
+  /** The route's token from the gateway, and what its failure leaves behind for the next caller. */
   async function request(target) {
-    const cooling = coolingDown.get(target.url);
-    if (cooling) {
-      const left = cooling.untilLocal - now();
-      if (left > 0) {
-        throw new TokenGateError('rate_limited', 'rate limited: not asking again before Retry-After has passed', {
-          status: 429, retryAfter: Math.ceil(left / 1000), requestId: cooling.requestId,
-        });
+    let entry;
+    try {
+      entry = await attempts(target);
+    } catch (error) {
+      if (error instanceof TokenGateError) {
+        const failedAt = now();
+        retryNotBefore.set(target.url, failedAt + retryIntervalMs);
+        if (REFUSALS.has(error.status)) cache.delete(target.url);
+        if (error.status === 410) ended.set(target.url, error);
+        if (error.status === 429 && error.retryAfter !== undefined) {
+          coolingDown.set(target.url, { untilLocal: failedAt + error.retryAfter * 1000, error });
+        }
       }
-      coolingDown.delete(target.url);
+      throw error;
     }
+    cache.set(target.url, entry);
+    retryNotBefore.delete(target.url);
+    coolingDown.delete(target.url);
+    return entry;
+  }
+
+  /**
+   * Up to `maxAttempts` requests: the network, a timeout, 5xx and 429 are tried again after backoff, or after exactly
+   * `Retry-After` when the answer has one no longer than `maxRetryWaitSeconds`; a 401 once more, at once and outside
+   * that count, when `credential()` then gives another session token. Nothing else is retried.
+   * @param {TokenRoute} target @returns {Promise<CachedToken>}
+   */
+  async function attempts(target) {
     let session = await sessionToken();
-    let retriedCredential = false;
-    let retriedRateLimit = false;
-    for (;;) {
-      const exchange = await send(target, session);
-      if (exchange.status === 200) {
-        const entry = remember(target, exchange);
-        cache.set(target.url, entry);
-        return entry;
+    let askedAfterRefusal = false;
+    for (let attempt = 1; ; ) {
+      let error;
+      try {
+        return await once(target, session);
+      } catch (thrown) {
+        error = thrown;
       }
-      const error = failure(exchange);
-      if (error.status === 401 && !retriedCredential) {
-        retriedCredential = true;
+      if (error.status === 401 && !askedAfterRefusal) {
+        askedAfterRefusal = true;
         const renewed = await sessionToken();
         if (renewed !== session) {
           session = renewed;
           continue;
         }
       }
-      if (error.status === 429 && error.retryAfter !== undefined) {
-        if (!retriedRateLimit && error.retryAfter <= maxRetryWaitSeconds) {
-          retriedRateLimit = true;
-          await new Promise((resolve) => setTimeout(resolve, error.retryAfter * 1000));
-          continue;
-        }
-        coolingDown.set(target.url, { untilLocal: now() + error.retryAfter * 1000, requestId: error.requestId });
+      if (!passing(error) || attempt >= maxAttempts) throw error;
+      let waitMs = Math.min(MAX_BACKOFF_MS, initialBackoffMs * 2 ** (attempt - 1)) * (1 - 0.5 * Math.random());
+      if (error.retryAfter !== undefined) {
+        if (error.retryAfter > maxRetryWaitSeconds) throw error;
+        waitMs = error.retryAfter * 1000;
       }
-      if (error.code === 'context_ended') ended.set(target.url, error);
-      if (!passing(error)) cache.delete(target.url);
-      throw error;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      attempt += 1;
+      session = await sessionToken(); // asked before every attempt: a refreshed login is used
     }
+  }
+
+  /** One request: the token of a 2xx answer, else the failure it stands for, thrown. */
+  async function once(target, session) {
+    const exchange = await send(target, session);
+    if (exchange.status >= 200 && exchange.status < 300) return remember(target, exchange);
+    throw failure(exchange);
   }
 
   async function sessionToken() {
@@ -279,10 +340,17 @@ export function createAuthTokenFetcher(options) {
         method: 'GET',
         headers: { Authorization: `Bearer ${session}`, Accept: 'application/json' },
         credentials: 'omit',
-        redirect: 'error',
+        // Never followed: the request carries the app user's credential. `manual` (not `error`) tells a redirect
+        // apart from a network failure, so that it is not retried as one.
+        redirect: 'manual',
         signal: controller?.signal,
       });
       const receivedAt = now();
+      if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+        throw new TokenGateError('invalid_response', 'the gateway answered with a redirect, which is never followed', {
+          status: response.status, requestId: response.headers.get('X-Request-ID') ?? undefined,
+        });
+      }
       let body;
       try {
         body = await response.json();
@@ -292,6 +360,7 @@ export function createAuthTokenFetcher(options) {
       }
       return { status: response.status, headers: response.headers, body, sentAt, receivedAt };
     } catch (cause) {
+      if (cause instanceof TokenGateError) throw cause;
       if (controller?.signal.aborted) {
         throw new TokenGateError('timeout', `no answer within ${timeoutMs} ms`, { cause });
       }
@@ -302,15 +371,20 @@ export function createAuthTokenFetcher(options) {
     }
   }
 
-  /** A 200's token, its expiry and refresh time moved onto this page's clock. */
-  function remember(target, { headers, body, sentAt, receivedAt }) {
+  /** A 2xx's token, its expiry and refresh time moved onto this page's clock. */
+  function remember(target, { status, headers, body, sentAt, receivedAt }) {
     if (!body || typeof body.token !== 'string' || body.token === '' || !finite(body.expiresAt)) {
       throw new TokenGateError('invalid_response', 'the answer carries no token and expiresAt', {
-        status: 200, requestId: headers.get('X-Request-ID') ?? undefined,
+        status, requestId: headers.get('X-Request-ID') ?? undefined,
       });
     }
     const { offsetMs, source } = clockOffset(headers, body, sentAt, receivedAt);
     const expiresAtLocal = body.expiresAt * 1000 - offsetMs;
+    if (expiresAtLocal <= receivedAt) {
+      throw new TokenGateError('invalid_response', 'the token had expired on receipt', {
+        status, requestId: headers.get('X-Request-ID') ?? undefined,
+      });
+    }
     const latestRefresh = expiresAtLocal - minRemainingMs;
     let refreshAtLocal = finite(body.refreshAfter) ? body.refreshAfter * 1000 - offsetMs : latestRefresh;
     // A token already past its refreshAfter (the gateway refreshing it ahead) is asked for again after 30 s, not
@@ -333,6 +407,7 @@ export function createAuthTokenFetcher(options) {
     cache.clear();
     ended.clear();
     coolingDown.clear();
+    retryNotBefore.clear();
   }
 
   /** @param {AuthTokenFetcherOptions} fetcherOptions */
@@ -415,24 +490,43 @@ function failure({ status, headers, body }) {
   });
 }
 
-/** Whether a failed refresh may leave a still-valid cached token in use: the network, a timeout, 5xx, 429. */
+/**
+ * Whether a failure may pass: retried, and a still-valid cached token returned meanwhile. The network, a timeout, 5xx
+ * and 429 (whatever the body: a proxy's 502 page too).
+ */
 function passing(error) {
   if (!(error instanceof TokenGateError)) return false;
-  if (FINAL_CODES.has(error.code)) return false;
   if (error.status === 0) return error.code === 'network_error' || error.code === 'timeout';
   return error.status === 429 || error.status >= 500;
+}
+
+/**
+ * `text` as UTF-8 with every byte outside RFC 3986's unreserved `A-Z a-z 0-9 - . _ ~` written `%XX`, as the Swift
+ * and Android clients send IDs: encodeURIComponent, plus the five it leaves (`! ' ( ) *`). A space is `%20` and `+`
+ * is `%2B`, which every server decodes alike (URLSearchParams' `+` for a space is read as a plus by some).
+ */
+function percentEncoded(text, name) {
+  let encoded;
+  try {
+    encoded = encodeURIComponent(text);
+  } catch (cause) {
+    throw new TokenGateError('invalid_request', `the ${name} is not valid text (an unpaired surrogate)`, { cause });
+  }
+  return encoded.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 function answer(entry, at) {
   return { token: entry.token, expiresInSeconds: Math.max(0, Math.floor((entry.expiresAtLocal - at) / 1000)) };
 }
 
+/**
+ * `Retry-After` as delta-seconds, the form the gateway sends. An HTTP-date is ignored (backoff applies), as the other
+ * clients ignore it: it would be read against the page's clock, which may be off.
+ */
 function parseRetryAfter(value) {
   if (value === null || value === undefined) return undefined;
   const text = String(value).trim();
-  if (/^\d+$/.test(text)) return Number(text);
-  const date = Date.parse(text);
-  return Number.isFinite(date) ? Math.max(0, Math.ceil((date - Date.now()) / 1000)) : undefined;
+  return /^\d{1,9}$/.test(text) ? Number(text) : undefined;
 }
 
 function finite(value) {

@@ -7,8 +7,13 @@
     127.0.0.1 with both listeners on port 0, the ports read from its start-up lines (`tokengate listening on …`,
     `tokengate admin listening on …`), as scripts/check-image reads them; its audit log, an admin key for ending
     trips, and `cors: { allowedOrigins: [the page's origin] }`;
+  * more providers for the error cases: `browser-down` and `browser-breaker` fetch from an upstream nobody listens
+    on (503 `backend_unavailable`; the second's circuit opens after one failure, so its next answer carries a
+    `Retry-After` of 10 s), `browser-capped` allows each caller one token an hour (the second is 429 with a
+    `Retry-After` of up to an hour), and `browser-ids` gives any trip's token to an API key (the ID tests);
   * two Python http.servers on 127.0.0.1, each its own origin, serving page/index.html and
-    Client/JavaScript/tokengate-fetcher.js: the first is listed in `cors:`, the second is not;
+    Client/JavaScript/tokengate-fetcher.js: the first is listed in `cors:`, the second is not; both answer any path
+    under /redirect/ with a 302 elsewhere, counting those requests, and any path under /slow/ only after 2 s;
   * Chromium (Debian's `chromium` and `chromium-driver`, or CHROMIUM_BINARY and CHROMEDRIVER) through selenium,
     headless, with no proxy.
 
@@ -28,7 +33,9 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -48,6 +55,10 @@ PAGE_HTML = HERE / "page" / "index.html"
 
 PROVIDER = "browser-fleet"
 LIMITED_PROVIDER = "browser-limited"
+DOWN_PROVIDER = "browser-down"
+BREAKER_PROVIDER = "browser-breaker"
+CAPPED_PROVIDER = "browser-capped"
+IDS_PROVIDER = "browser-ids"
 PROJECT = "browser-fleet"
 SIGNER = "fleet-engine-signer@%s.iam.gserviceaccount.com" % PROJECT
 ISSUER = "https://login.browser-test.invalid/"
@@ -96,6 +107,9 @@ class Keys:
             "type": "service_account", "project_id": PROJECT, "private_key_id": self.fleet_engine_kid,
             "private_key": pem, "client_email": SIGNER, "token_uri": "https://oauth2.googleapis.com/token",
         }), 0o600)
+        self.fleet_engine_public_file = self._write("fleet-engine.pub.pem", self.fleet_engine.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode(), 0o644)
+        self.ids_api_key = "tg_browser_ids_" + secrets.token_hex(16)
         numbers = self.idp.public_key().public_numbers()
         self.idp_jwks_file = self._write("idp.jwks.json", json.dumps({"keys": [{
             "kty": "EC", "crv": "P-256", "kid": self.idp_kid, "use": "sig", "alg": "ES256",
@@ -140,6 +154,8 @@ class PageServer:
     """One origin serving the test page at / and the fetcher module at /tokengate-fetcher.js."""
 
     def __init__(self):
+        self.redirects = 0
+        server = self
         files = {
             "/": (PAGE_HTML, "text/html; charset=utf-8"),
             "/index.html": (PAGE_HTML, "text/html; charset=utf-8"),
@@ -148,6 +164,21 @@ class PageServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
+                if self.path.startswith("/redirect/"):
+                    # Where a misconfigured proxy would send the app's credential: it must never be followed.
+                    server.redirects += 1
+                    self.send_response(302)
+                    self.send_header("Location", "http://127.0.0.1:9/elsewhere")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if self.path.startswith("/slow/"):
+                    time.sleep(2)                                   # longer than the fetcher's timeoutMs in the test
+                    try:
+                        self.send_error(503)
+                    except OSError:
+                        pass                                        # the fetcher gave up and closed the connection
+                    return
                 entry = files.get(self.path.split("?", 1)[0])
                 if entry is None:
                     self.send_error(404)
@@ -213,6 +244,36 @@ class Gateway:
           fleet-reader: whole-fleet
           delivery-fleet-reader: whole-fleet
 """ % (keys.idp_jwks_file.relative_to(directory).as_posix(), ISSUER, AUDIENCE)
+        dead_port = unused_port()
+        public_key = keys.fleet_engine_public_file.relative_to(directory).as_posix()
+
+        def unreachable(name, breaker):
+            return """  %s:
+    cors: { allowedOrigins: ["%s"] }
+    backend:
+      type: upstream-http
+      url: http://127.0.0.1:%d/tokens/{tokenType}?tripId={tripId}
+      tokenTypes: [consumer]
+      retries: { maxAttempts: 1 }
+      timeouts: { connect: 1s, total: 2s }
+      circuitBreaker: %s
+      verify: [{ keyFile: %s, keyId: %s, serviceAccount: %s }]
+    clients:
+%s""" % (name, allowed_origin, dead_port, breaker, public_key, keys.fleet_engine_kid, SIGNER, client)
+
+        extra = unreachable(DOWN_PROVIDER, "off") + unreachable(
+            BREAKER_PROVIDER, "{ consecutiveFailures: 1, openFor: 10s }") + """  %(capped)s:
+    cors: { allowedOrigins: ["%(origin)s"] }
+    rateLimits: { caller: { rate: 1/h, burst: 1 } }
+    backend: { type: static-key, keys: { consumer: [{ serviceAccountFile: %(key)s }] } }
+    clients:
+%(client)s  %(ids)s:
+    cors: { allowedOrigins: ["%(origin)s"] }
+    backend: { type: static-key, keys: { consumer: [{ serviceAccountFile: %(key)s }] } }
+    clients:
+      - { name: id-tests, type: api-key, keySha256: %(idsKey)s, allow: { consumer: any } }
+""" % {"capped": CAPPED_PROVIDER, "origin": allowed_origin, "key": key_file, "client": client,
+       "ids": IDS_PROVIDER, "idsKey": hashlib.sha256(keys.ids_api_key.encode()).hexdigest()}
         config = """# Tests/Browser: written by conftest.py for one run.
 server:
   host: 127.0.0.1
@@ -238,9 +299,9 @@ providers:
       keys:
         consumer: [{ serviceAccountFile: %(key)s }]
     clients:
-%(client)s""" % {"admin": hashlib.sha256(self.admin_key.encode()).hexdigest(), "provider": PROVIDER,
+%(client)s%(extra)s""" % {"admin": hashlib.sha256(self.admin_key.encode()).hexdigest(), "provider": PROVIDER,
                  "origin": allowed_origin, "keys": keys_block, "client": client, "limited": LIMITED_PROVIDER,
-                 "key": key_file}
+                 "key": key_file, "extra": extra}
         self.config_path = directory / "config.yaml"
         self.config_path.write_text(config)
         self.log = open(self.log_path, "wb")
@@ -324,6 +385,13 @@ providers:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
         self.log.close()
+
+
+def unused_port():
+    """A loopback port nobody listens on now: connections to it are refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _die_with_parent():
@@ -416,7 +484,7 @@ def keys(tmp_path_factory):
 @pytest.fixture(scope="session")
 def origins():
     allowed, other = PageServer(), PageServer()
-    yield {"allowed": allowed.origin, "other": other.origin}
+    yield {"allowed": allowed.origin, "other": other.origin, "servers": {"allowed": allowed, "other": other}}
     allowed.close()
     other.close()
 
@@ -476,6 +544,8 @@ def page(request, driver, gateway, keys, origins, artifacts):
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "fleet_engine_ids: needs a gateway that accepts every legal Fleet Engine ID "
+                                       "(issue 47); deselect with -m 'not fleet_engine_ids'")
     # A SIGTERM (scripts/test's timeout) ends the run like Ctrl-C, so the fixtures still stop the gateway, the page
     # servers and Chromium.
     def interrupt(signum, frame):
@@ -487,6 +557,11 @@ def pytest_terminal_summary(terminalreporter):
     if "artifacts" in _RUN:
         terminalreporter.write_line("browser tests: %s; screenshots in %s" % (
             _RUN.get("chromium", "no browser started"), _RUN["artifacts"]))
+    if "test_browser_ids" in sys.modules:
+        from fleet_engine_ids import SEED
+        ids = sys.modules["test_browser_ids"]
+        terminalreporter.write_line("browser tests: Fleet Engine IDs drawn with seed %d (TOKENGATE_ID_SEED): %d legal, "
+                                    "%d illegal" % (SEED, len(ids.LEGAL), len(ids.ILLEGAL)))
     if "browser_start_seconds" in _RUN or "gateway_start_seconds" in _RUN:
         terminalreporter.write_line("browser tests: Chromium started in %.1f s, the gateway in %.1f s" % (
             _RUN.get("browser_start_seconds", 0), _RUN.get("gateway_start_seconds", 0)))

@@ -105,12 +105,13 @@ def test_unlisted_origin_is_refused_by_the_browser_and_nothing_is_minted(page, g
 
     assert not result["ok"]
     assert result["error"]["code"] == "network_error" and result["error"]["status"] == 0, result
-    assert len(token_requests(page)) == 1                             # the page tried once, never again
+    # The browser says no more than a lost network would, so the fetcher tried maxAttempts (3) times; no more.
+    assert len(token_requests(page)) == 3
     assert any("CORS policy" in line for line in page.console()), page.console()
     sent, answered = preflights(page.network_events())
     assert answered == {result["route"]: 403}                         # origin_not_allowed, and no GET followed
     # The gateway refused the preflight and minted, served and audited nothing.
-    assert gateway.counter("tokengate_denials_total", provider=PROVIDER, code="origin_not_allowed") == refused + 1
+    assert gateway.counter("tokengate_denials_total", provider=PROVIDER, code="origin_not_allowed") == refused + 3
     assert gateway.counter("tokengate_tokens_served_total", provider=PROVIDER) == served
     assert gateway.counter("tokengate_backend_calls_total", provider=PROVIDER) == minted
     assert len(gateway.audit()) == audit_lines
@@ -174,7 +175,7 @@ def test_the_token_is_asked_for_again_after_refresh_after(page, gateway, keys):
 
 def test_a_failed_refresh_keeps_the_valid_token_until_too_little_of_it_is_left(page, keys):
     page.sessions(rider_session(keys, "trip-offline"))
-    page.make("rider", clock={"kind": "manual"}, transform="offlineAfterFirst")
+    page.make("rider", clock={"kind": "manual"}, transform="offlineAfterFirst", initialBackoffMs=10)
     first = page.call("rider", TRIP, tripId="trip-offline")
     assert first["ok"]
     cached = first["cached"]
@@ -182,12 +183,16 @@ def test_a_failed_refresh_keeps_the_valid_token_until_too_little_of_it_is_left(p
     offline = page.call("rider", TRIP, tripId="trip-offline")        # the refresh fails: the token still has 10 min
     assert offline["ok"] and offline["token"] == first["token"]
     assert 590 <= offline["expiresInSeconds"] <= 600
-    assert len(token_requests(page)) == 2
+    assert len(token_requests(page)) == 4                             # three attempts (maxAttempts)
+    page.run("advance", "rider", 20000)                               # within retryIntervalSeconds (30) of it
+    paced = page.call("rider", TRIP, tripId="trip-offline")
+    assert paced["ok"] and paced["token"] == first["token"]
+    assert len(token_requests(page)) == 4                             # not asked again
     # With less than minRemainingSeconds (120) left, the failure is the answer.
     page.run("advance", "rider", cached["expiresAtLocal"] - page.run("clockOf", "rider") - 119000)
     failed = page.call("rider", TRIP, tripId="trip-offline")
     assert (failed["error"]["code"], failed["error"]["status"]) == ("network_error", 0), failed
-    assert len(token_requests(page)) == 3
+    assert len(token_requests(page)) == 7
 
 
 # --- errors -------------------------------------------------------------------------------------------------------
@@ -211,8 +216,10 @@ def test_context_ended_is_reported_after_the_operator_ends_the_trip_and_never_re
     assert (error["name"], error["code"], error["status"]) == ("TokenGateError", "context_ended", 410), error
     assert error["requestId"]                                          # X-Request-ID is exposed to the page
     assert len(token_requests(page)) == 2                              # one request, no retry
+    assert page.run("peek", "rider", TRIP, {"tripId": "trip-ended"}) is None     # the cached token is dropped
     again = page.call("rider", TRIP, tripId="trip-ended")
     assert again["error"]["code"] == "context_ended"
+    assert "remembered" in again["error"]["message"]
     assert len(token_requests(page)) == 2                              # not even asked again
     assert [line["context"] for line in gateway.audit()].count({"tripId": "trip-ended"}) == 1
 
@@ -333,6 +340,7 @@ ROUTES = [
     ("consumer", VEHICLE, {"vehicleId": "v1"}, "unsupported_context"),
     ("consumer", DELIVERY_VEHICLE, {"deliveryVehicleId": "d1"}, "unsupported_context"),
     ("consumer", UNKNOWN, {}, "unsupported_context"),
+    ("consumer", TRIP, {"tripId": ""}, "unsupported_context"),           # an empty ID counts as none
     ("driver", VEHICLE, {"vehicleId": "v1"}, ("driver", {"vehicleId": "v1"})),
     ("driver", TRIP, {"tripId": "t1", "vehicleId": "v1"}, ("driver", {"vehicleId": "v1"})),
     ("driver", DELIVERY_VEHICLE, {"deliveryVehicleId": "d1"}, ("delivery-driver", {"deliveryVehicleId": "d1"})),

@@ -2,8 +2,10 @@ public import Foundation
 
 /// Bounded exponential backoff with jitter for network errors, 5xx and 429.
 ///
-/// 401, 403, 400, 404 and unusable bodies are never retried. A 429 waits exactly its `Retry-After` when that is at
-/// most ``maximumRetryAfter``; a longer one is surfaced at once as ``TokenGateClientError/Code/rateLimited``.
+/// 400, 403, 404, 410 and unusable bodies are never retried (a 401 is retried once, outside this count, when the
+/// credential source then returns another credential). An answer with `Retry-After` (a 429, a 503) waits exactly
+/// that when it is at most ``maximumRetryAfter``; a longer one is surfaced at once (a 429's then cools the context
+/// down: ``TokenProvider``). The defaults are the browser and Android clients' too (docs/client.md).
 ///
 /// ```swift
 /// var policy = RetryPolicy.default
@@ -20,13 +22,14 @@ public struct RetryPolicy: Sendable, Hashable {
     public var maximumDelay: TimeInterval
     /// The fraction of a delay that is randomised away (0 = none, 1 = full jitter): delay × (1 − jitter × r).
     public var jitter: Double
-    /// The longest `Retry-After` the provider waits for; longer ones fail fast so the app is not stalled.
+    /// The longest `Retry-After` the provider waits for; longer ones fail fast so the app is not stalled: the SDKs'
+    /// location updates wait while a token is fetched.
     public var maximumRetryAfter: TimeInterval
 
     /// A policy; the defaults are those of ``default``.
     public init(
-        maximumAttempts: Int = 4, initialDelay: TimeInterval = 0.5, multiplier: Double = 2,
-        maximumDelay: TimeInterval = 8, jitter: Double = 0.5, maximumRetryAfter: TimeInterval = 30
+        maximumAttempts: Int = 3, initialDelay: TimeInterval = 0.5, multiplier: Double = 2,
+        maximumDelay: TimeInterval = 8, jitter: Double = 0.5, maximumRetryAfter: TimeInterval = 5
     ) {
         self.maximumAttempts = max(1, maximumAttempts)
         self.initialDelay = max(0, initialDelay)
@@ -36,7 +39,8 @@ public struct RetryPolicy: Sendable, Hashable {
         self.maximumRetryAfter = max(0, maximumRetryAfter)
     }
 
-    /// 4 attempts; 0.5 s, 1 s, 2 s (capped at 8 s), each shortened by up to half at random; `Retry-After` ≤ 30 s.
+    /// 3 attempts; 0.5 s then 1 s (doubling, capped at 8 s), each shortened by up to half at random; `Retry-After`
+    /// ≤ 5 s.
     public static let `default` = RetryPolicy()
 
     /// One attempt: errors surface at once.

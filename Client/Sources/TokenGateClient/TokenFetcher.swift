@@ -11,23 +11,37 @@ struct TokenFetcher: Sendable {
 
     /// Fetches `context`'s token, retrying as ``RetryPolicy`` allows; throws the last ``TokenGateClientError``
     /// (or `CancellationError`).
+    ///
+    /// A 401 is retried once, at once and outside the policy's count, when the credential source then returns another
+    /// credential (the app's login was refreshed meanwhile); the same credential is never sent twice for nothing.
     func fetch(_ context: TokenContext) async throws -> FleetEngineToken {
         let url = try Self.url(base: configuration.baseURL, providerID: configuration.providerID, context: context)
         let policy = configuration.retryPolicy
+        var secret = try await currentCredential()
+        var askedAfterRefusal = false
         var attempt = 1
         while true {
             do {
-                return try await fetchOnce(url, context: context)
+                return try await fetchOnce(url, context: context, secret: secret)
             } catch let error as TokenGateClientError {
+                if error.code == .unauthenticated, !askedAfterRefusal {
+                    askedAfterRefusal = true
+                    let renewed = try await currentCredential()
+                    if renewed != secret {
+                        secret = renewed
+                        continue
+                    }
+                }
                 guard let delay = policy.delay(after: error, attempt: attempt, random: Double.random(in: 0..<1))
                 else { throw error }
                 try await clock.sleep(for: delay)
                 attempt += 1
+                secret = try await currentCredential()  // asked before every attempt: a refreshed login is used
             }
         }
     }
 
-    private func fetchOnce(_ url: URL, context: TokenContext) async throws -> FleetEngineToken {
+    private func currentCredential() async throws(TokenGateClientError) -> String {
         let secret: String
         do {
             secret = try await credential()
@@ -38,6 +52,10 @@ struct TokenFetcher: Sendable {
         guard !secret.isEmpty else {
             throw TokenGateClientError(code: .credentialUnavailable, message: "the app's credential is empty")
         }
+        return secret
+    }
+
+    private func fetchOnce(_ url: URL, context: TokenContext, secret: String) async throws -> FleetEngineToken {
         let request = HTTPTransportRequest(
             url: url, headers: ["Authorization": "Bearer \(secret)", "Accept": "application/json"])
         let response: HTTPTransportResponse

@@ -17,11 +17,13 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
         }
         fileprivate let base: Base
 
-        /// 401: the app's credential was refused. Re-authenticate the user; retrying will not help.
+        /// 401: the app's credential was refused. Re-authenticate the user: the provider tried once more only if the
+        /// credential source had another credential to give.
         public static let unauthenticated = Code(base: .unauthenticated)
         /// 403: the user is not allowed a token for this trip or vehicle. Never retried.
         public static let forbidden = Code(base: .forbidden)
-        /// 429: the gateway limits this caller; `retryAfter` says when to come back.
+        /// 429: the gateway limits this caller; `retryAfter` says when to come back (the provider does not ask for the
+        /// context before then).
         public static let rateLimited = Code(base: .rateLimited)
         /// 5xx: the gateway or its token backend failed or timed out (`serverCode` says which).
         public static let backendUnavailable = Code(base: .backendUnavailable)
@@ -37,8 +39,9 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
         /// source (a file of pre-issued tokens) holds none for this trip or vehicle. Not retried: it stays so until
         /// an operator adds the token; the app may ask again later, e.g. when the user retries.
         public static let noTokenForContext = Code(base: .noTokenForContext)
-        /// 410 `context_ended`: an operator ended this trip, vehicle, task or shipment. Never retried: stop asking
-        /// for it (the trip is over) and move on, e.g. with `switchTo` to the next one.
+        /// 410 `context_ended`: an operator ended this trip, vehicle, task or shipment. Never retried, and remembered:
+        /// the provider refuses the context without a request until `clear(_:)` or `clearAll()`. Move on, e.g. with
+        /// `switchTo` to the next one.
         public static let contextEnded = Code(base: .contextEnded)
         /// The app's credential source threw; `underlying` holds its error.
         public static let credentialUnavailable = Code(base: .credentialUnavailable)
@@ -77,6 +80,15 @@ public struct TokenGateClientError: Error, Sendable, Equatable, CustomStringConv
     public var isRetryable: Bool {
         switch code.base {
         case .network, .backendUnavailable, .rateLimited: true
+        default: false
+        }
+    }
+
+    /// Whether the gateway said no for this caller and context (400, 401, 403, 404, 410): a token cached for it is no
+    /// longer handed out.
+    var isRefusal: Bool {
+        switch code.base {
+        case .invalidRequest, .unauthenticated, .forbidden, .notFound, .noTokenForContext, .contextEnded: true
         default: false
         }
     }

@@ -22,15 +22,19 @@ extension TokenProvider {
         public var maximumContexts: Int
         /// Backoff for network errors, 5xx and 429. Default ``RetryPolicy/default``.
         public var retryPolicy: RetryPolicy
-        /// After a failed background refresh, seconds before the next one is attempted (the cached token keeps
-        /// being served meanwhile). Default 30.
+        /// After a failed fetch, seconds before the context is asked for again while its cached token can be served
+        /// (above the margin, or with ``minimumRemaining`` left). Default 30.
         public var backgroundRetryInterval: TimeInterval
+        /// When a fetch fails for any reason but the gateway's refusal (400, 401, 403, 404, 410), a cached token with at
+        /// least this many seconds left is returned instead of the error. Default 120, as the browser and Android
+        /// clients.
+        public var minimumRemaining: TimeInterval
 
         /// A configuration; every parameter after `providerID` has the default documented on its property.
         public init(
             baseURL: URL, providerID: String, responseFormat: TokenResponseFormat = .tokenGate,
             refreshMargin: TimeInterval = 300, maximumContexts: Int = 4, retryPolicy: RetryPolicy = .default,
-            backgroundRetryInterval: TimeInterval = 30
+            backgroundRetryInterval: TimeInterval = 30, minimumRemaining: TimeInterval = 120
         ) {
             self.baseURL = baseURL
             self.providerID = providerID
@@ -39,6 +43,7 @@ extension TokenProvider {
             self.maximumContexts = max(1, maximumContexts)
             self.retryPolicy = retryPolicy
             self.backgroundRetryInterval = max(0, backgroundRetryInterval)
+            self.minimumRemaining = max(0, minimumRemaining)
         }
     }
 }

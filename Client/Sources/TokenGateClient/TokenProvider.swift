@@ -12,12 +12,19 @@ public import Foundation
 /// await provider.switchTo(.trip("trip-43"))                   // the rider moved on: drop trip-42's token
 /// ```
 ///
-/// Caching, per context:
+/// Caching, per context (the browser and Android clients do the same: docs/client.md has the table):
 /// - A token is served while more than ``Configuration/refreshMargin`` (5 minutes) of life remains; below that,
 ///   callers wait for a fresh one.
 /// - From its `refreshAfter` (the gateway's, else 10 minutes before expiry) a call still gets the cached token and
-///   starts one background fetch; a failed one is retried no sooner than ``Configuration/backgroundRetryInterval``,
-///   and a 401 or 403 drops the cached token so the next caller sees the error.
+///   starts one background fetch; after a failed fetch the context is not asked for again before
+///   ``Configuration/backgroundRetryInterval`` while its cached token can be served.
+/// - A fetch that fails for any reason but a refusal (network, 5xx, 429, an unusable answer, the credential source)
+///   still answers with the cached token when that has at least ``Configuration/minimumRemaining`` (2 minutes) left.
+///   Only network failures, 5xx and 429 are retried first (``RetryPolicy``).
+/// - The gateway's refusals (400, 401, 403, 404, 410) drop the cached token. A 410 (`contextEnded`) is remembered:
+///   the context is refused without a request until ``clear(_:)`` or ``clearAll()``. A 429's `Retry-After` too long
+///   to wait for cools the context down: no request before it has passed (the cached token is served meanwhile while
+///   it has ``Configuration/minimumRemaining`` left).
 /// - At most one fetch per context is in flight; every caller for that context joins it. A cancelled caller stops
 ///   waiting with `CancellationError`; the fetch goes on for the others.
 /// - At most ``Configuration/maximumContexts`` contexts are kept (least recently used dropped first);
@@ -46,10 +53,19 @@ public actor TokenProvider {
         var token: FleetEngineToken?
         var fetch: Fetch?
         var lastUse: UInt64
-        var backgroundRetryNotBefore: Date?
+        /// No new fetch before this while the cached token can be served: set after a failure, and after a token
+        /// that arrived already due for refresh.
+        var retryNotBefore: Date?
+        /// A 429's `Retry-After`: no request for this context before `until`.
+        var coolingDown: (until: Date, error: TokenGateClientError)?
     }
 
+    /// The most ended contexts remembered; the oldest is forgotten beyond it (it is then asked once more).
+    private static let maximumEndedContexts = 256
+
     private var entries: [TokenContext: Entry] = [:]
+    /// Contexts answered 410, each with its error and the order it came in.
+    private var ended: [TokenContext: (error: TokenGateClientError, order: UInt64)] = [:]
     private var useCounter: UInt64 = 0
     private var fetchCounter: UInt64 = 0
 
@@ -72,7 +88,8 @@ public actor TokenProvider {
         self.init(configuration: Configuration(baseURL: baseURL, providerID: providerID), credential: credential)
     }
 
-    /// A token for `context` with more than ``Configuration/refreshMargin`` of life left: the cached one, or a
+    /// A token for `context` with more than ``Configuration/refreshMargin`` of life left (or, while a fresh one cannot
+    /// be had for a reason other than a refusal, at least ``Configuration/minimumRemaining``): the cached one, or a
     /// fresh one fetched once for all waiting callers.
     /// - Throws: ``TokenGateClientError`` (`unauthenticated`: re-authenticate; `forbidden`: not allowed; …).
     public func token(for context: TokenContext) async throws -> String {
@@ -81,23 +98,43 @@ public actor TokenProvider {
 
     /// Like ``token(for:)``, with the token's context and deadlines.
     public func fleetEngineToken(for context: TokenContext) async throws -> FleetEngineToken {
+        try refuseIfEnded(context)
         let now = clock.now
         let entry = touch(context)
-        if let cached = entry.token, now < cached.expiresAt.addingTimeInterval(-configuration.refreshMargin) {
-            if now >= cached.refreshAfter, entry.fetch == nil,
-                entry.backgroundRetryNotBefore.map({ now >= $0 }) ?? true
-            {
-                _ = startFetch(for: context)
+        if let cached = entry.token {
+            if now < cached.expiresAt.addingTimeInterval(-configuration.refreshMargin) {
+                if now >= cached.refreshAfter, entry.fetch == nil, !isPaced(entry, at: now) {
+                    _ = startFetch(for: context)
+                }
+                return cached
             }
-            return cached
+            // Below the margin, but a fetch failed a moment ago: the token still serves, the gateway is not asked
+            // again at every call.
+            if isUsable(cached, at: now), entry.retryNotBefore.map({ now < $0 }) ?? false { return cached }
         }
-        return try await join(context)
+        if entry.fetch == nil, let cooling = entry.coolingDown, now < cooling.until {
+            if let cached = entry.token, isUsable(cached, at: now) { return cached }
+            throw Self.stillCoolingDown(cooling, at: now)
+        }
+        do {
+            return try await join(context)
+        } catch let error as TokenGateClientError where !error.isRefusal {
+            // Not a refusal: the token cached for this context is still good enough while it has minimumRemaining.
+            if let cached = entries[context]?.token, isUsable(cached, at: clock.now) { return cached }
+            throw error
+        }
     }
 
-    /// Fetches a fresh token for `context` now (joining a fetch already in flight) and caches it.
+    /// Fetches a fresh token for `context` now (joining a fetch already in flight) and caches it; throws what the
+    /// fetch threw. An ended context, or one cooling down after a 429, is refused without a request.
     @discardableResult
     public func refresh(_ context: TokenContext) async throws -> FleetEngineToken {
-        touch(context)
+        try refuseIfEnded(context)
+        let entry = touch(context)
+        let now = clock.now
+        if entry.fetch == nil, let cooling = entry.coolingDown, now < cooling.until {
+            throw Self.stillCoolingDown(cooling, at: now)
+        }
         return try await join(context)
     }
 
@@ -113,14 +150,16 @@ public actor TokenProvider {
         entries = entries.filter { kept.contains($0.key) }
     }
 
-    /// Drops `context`'s cached token.
+    /// Drops `context`'s cached token and forgets that it ended or is cooling down.
     public func clear(_ context: TokenContext) {
         entries[context] = nil
+        ended[context] = nil
     }
 
-    /// Drops every cached token (sign-out).
+    /// Drops every cached token and everything remembered (sign-out).
     public func clearAll() {
         entries.removeAll()
+        ended.removeAll()
     }
 
     /// The contexts that currently hold a cached token.
@@ -141,6 +180,30 @@ public actor TokenProvider {
             entries[oldest] = nil
         }
         return entries[context]!
+    }
+
+    private func refuseIfEnded(_ context: TokenContext) throws(TokenGateClientError) {
+        guard let error = ended[context]?.error else { return }
+        throw TokenGateClientError(
+            code: error.code, status: error.status, serverCode: error.serverCode,
+            message: error.message + " (remembered: no request sent)", underlying: error)
+    }
+
+    private func isUsable(_ token: FleetEngineToken, at now: Date) -> Bool {
+        token.expiresAt.timeIntervalSince(now) >= configuration.minimumRemaining
+    }
+
+    private func isPaced(_ entry: Entry, at now: Date) -> Bool {
+        (entry.retryNotBefore.map { now < $0 } ?? false) || (entry.coolingDown.map { now < $0.until } ?? false)
+    }
+
+    private static func stillCoolingDown(_ cooling: (until: Date, error: TokenGateClientError), at now: Date)
+        -> TokenGateClientError
+    {
+        TokenGateClientError(
+            code: .rateLimited, status: cooling.error.status, serverCode: cooling.error.serverCode,
+            retryAfter: cooling.until.timeIntervalSince(now).rounded(.up),
+            message: "rate limited: not asking again before Retry-After has passed", underlying: cooling.error)
     }
 
     private func join(_ context: TokenContext) async throws -> FleetEngineToken {
@@ -172,25 +235,42 @@ public actor TokenProvider {
         // A context cleared, evicted or switched away from meanwhile is not resurrected.
         guard var entry = entries[context], entry.fetch?.id == id else { return }
         entry.fetch = nil
+        let now = clock.now
         switch result {
         case .success(let token):
             entry.token = token
-            entry.backgroundRetryNotBefore = nil
+            entry.retryNotBefore = nil
+            entry.coolingDown = nil
             // A token already due for refresh is what a gateway serves while it refreshes behind it: ask again
             // soon, and always before the margin, so callers never end up waiting on the network at the margin.
-            let now = clock.now
             if token.refreshAfter <= now {
                 let untilMargin = token.expiresAt.addingTimeInterval(-configuration.refreshMargin).timeIntervalSince(now)
-                entry.backgroundRetryNotBefore = now.addingTimeInterval(
+                entry.retryNotBefore = now.addingTimeInterval(
                     min(configuration.backgroundRetryInterval, max(0, untilMargin / 2))
                 )
             }
         case .failure(let error):
-            if let error = error as? TokenGateClientError, error.code == .unauthenticated || error.code == .forbidden {
-                entry.token = nil
+            entry.retryNotBefore = now.addingTimeInterval(configuration.backgroundRetryInterval)
+            if let error = error as? TokenGateClientError {
+                if error.code == .contextEnded {
+                    entries[context] = nil
+                    remember(ended: context, error)
+                    return
+                }
+                if error.isRefusal { entry.token = nil }
+                if error.code == .rateLimited, let retryAfter = error.retryAfter {
+                    entry.coolingDown = (now.addingTimeInterval(retryAfter), error)
+                }
             }
-            entry.backgroundRetryNotBefore = clock.now.addingTimeInterval(configuration.backgroundRetryInterval)
         }
         entries[context] = entry
+    }
+
+    private func remember(ended context: TokenContext, _ error: TokenGateClientError) {
+        useCounter += 1
+        ended[context] = (error, useCounter)
+        if ended.count > Self.maximumEndedContexts, let oldest = ended.min(by: { $0.value.order < $1.value.order })?.key {
+            ended[oldest] = nil
+        }
     }
 }

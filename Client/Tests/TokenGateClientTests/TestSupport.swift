@@ -75,6 +75,23 @@ actor Gate {
 
 struct NetworkDown: Error {}
 
+/// A thread-safe counter, for credential sources that answer differently on each call.
+final class Counter: @unchecked Sendable {  // `count` is guarded by `lock`
+    private let lock = NSLock()
+    private var count = 0
+
+    /// Adds one and returns the new count (1 on the first call).
+    @discardableResult
+    func increment() -> Int {
+        lock.withLock {
+            count += 1
+            return count
+        }
+    }
+
+    var value: Int { lock.withLock { count } }
+}
+
 enum Fixtures {
     static let baseURL = URL(string: "http://127.0.0.1:8080")!
 

@@ -12,13 +12,19 @@ import TokenGateClient
         return try #require(error)
     }
 
-    @Test func unauthenticatedIsSurfacedAtOnceAndSaysReauthenticate() async throws {
+    @Test func unauthenticatedWithAnUnchangedCredentialIsSurfacedAtOnceAndSaysReauthenticate() async throws {
         let clock = ManualClock()
         let transport = TestTransport { _, _ in
             Fixtures.errorResponse(
                 401, code: "unauthenticated", headers: ["WWW-Authenticate": #"Bearer realm="tokengate""#])
         }
-        let error = try await failure(Fixtures.provider(transport, clock: clock))
+        let asked = Counter()
+        let provider = TokenProvider(configuration: Fixtures.configuration(), transport: transport, clock: clock) {
+            asked.increment()
+            return "s3cret-session"
+        }
+        let error = try await failure(provider)
+        #expect(asked.value == 2)  // asked again after the 401: the same credential is not sent again
         #expect(error.code == .unauthenticated)
         #expect(error.status == 401)
         #expect(error.serverCode == "unauthenticated")
@@ -26,6 +32,32 @@ import TokenGateClient
         #expect(!error.description.contains("s3cret"))
         #expect(transport.count == 1)
         #expect(clock.sleeps.isEmpty)
+    }
+
+    @Test func a401IsRetriedOnceAtOnceWhenTheCredentialSourceGivesAnotherCredential() async throws {
+        let clock = ManualClock()
+        let transport = TestTransport { _, request in
+            request.headers["Authorization"] == "Bearer renewed-session"
+                ? Fixtures.tokenGateBody("token-1", now: clock.now) : Fixtures.errorResponse(401, code: "unauthenticated")
+        }
+        let asked = Counter()
+        let provider = TokenProvider(configuration: Fixtures.configuration(), transport: transport, clock: clock) {
+            asked.increment() == 1 ? "expired-session" : "renewed-session"
+        }
+        #expect(try await provider.token(for: trip) == "token-1")
+        #expect(transport.requests.map { $0.headers["Authorization"] } == ["Bearer expired-session", "Bearer renewed-session"])
+        #expect(clock.sleeps.isEmpty)
+    }
+
+    @Test func a401IsRetriedOnlyOnceEvenWhenTheCredentialKeepsChanging() async throws {
+        let clock = ManualClock()
+        let transport = TestTransport { _, _ in Fixtures.errorResponse(401, code: "unauthenticated") }
+        let asked = Counter()
+        let provider = TokenProvider(configuration: Fixtures.configuration(), transport: transport, clock: clock) {
+            "session-\(asked.increment())"
+        }
+        #expect(try await failure(provider).code == .unauthenticated)
+        #expect(transport.count == 2)
     }
 
     @Test func forbiddenIsSurfacedAtOnce() async throws {
@@ -84,23 +116,25 @@ import TokenGateClient
         let clock = ManualClock()
         let transport = TestTransport { index, _ in
             index == 0
-                ? Fixtures.errorResponse(429, code: "rate_limited", headers: ["retry-after": "7"])
+                ? Fixtures.errorResponse(429, code: "rate_limited", headers: ["retry-after": "5"])
                 : Fixtures.tokenGateBody("token-1", now: clock.now)
         }
+        // The default policy's longest wait, 5 s, exactly; jitter never applies to a Retry-After.
         let provider = Fixtures.provider(transport, clock: clock, retryPolicy: RetryPolicy(jitter: 1))
         #expect(try await provider.token(for: trip) == "token-1")
-        #expect(clock.sleeps == [7])
+        #expect(clock.sleeps == [5])
         #expect(transport.count == 2)
     }
 
-    @Test func rateLimitedBeyondTheLongestWaitFailsFastWithRetryAfter() async throws {
+    @Test(arguments: ["6", "120"])
+    func rateLimitedBeyondTheLongestWaitFailsFastWithRetryAfter(retryAfter: String) async throws {
         let clock = ManualClock()
         let transport = TestTransport { _, _ in
-            Fixtures.errorResponse(429, code: "rate_limited", headers: ["Retry-After": "120"])
+            Fixtures.errorResponse(429, code: "rate_limited", headers: ["Retry-After": retryAfter])
         }
         let error = try await failure(Fixtures.provider(transport, clock: clock))
         #expect(error.code == .rateLimited)
-        #expect(error.retryAfter == 120)
+        #expect(error.retryAfter == TimeInterval(retryAfter))
         #expect(transport.count == 1)
         #expect(clock.sleeps.isEmpty)
     }
@@ -110,15 +144,25 @@ import TokenGateClient
         let transport = TestTransport { index, _ in
             switch index {
             case 0: Fixtures.errorResponse(503, code: "backend_unavailable")
-            case 1: Fixtures.errorResponse(504, code: "backend_timeout")
-            case 2: HTTPTransportResponse(status: 502, body: Data("<html>bad gateway</html>".utf8))
+            case 1: HTTPTransportResponse(status: 502, body: Data("<html>bad gateway</html>".utf8))
             default: Fixtures.tokenGateBody("token-1", now: clock.now)
             }
         }
-        let provider = Fixtures.provider(transport, clock: clock)
+        let provider = Fixtures.provider(transport, clock: clock)  // the default 3 attempts
         #expect(try await provider.token(for: trip) == "token-1")
-        #expect(clock.sleeps == [0.5, 1, 2])
-        #expect(transport.count == 4)
+        #expect(clock.sleeps == [0.5, 1])
+        #expect(transport.count == 3)
+    }
+
+    @Test func aServerErrorWithAShortRetryAfterWaitsExactlyThat() async throws {
+        let clock = ManualClock()
+        let transport = TestTransport { index, _ in
+            index == 0
+                ? Fixtures.errorResponse(503, code: "backend_unavailable", headers: ["Retry-After": "2"])
+                : Fixtures.tokenGateBody("token-1", now: clock.now)
+        }
+        #expect(try await Fixtures.provider(transport, clock: clock).token(for: trip) == "token-1")
+        #expect(clock.sleeps == [2])
     }
 
     @Test func retriesAreBoundedAndTheLastErrorSurfaces() async throws {
@@ -140,6 +184,16 @@ import TokenGateClient
         }
         let provider = Fixtures.provider(transport, clock: clock)
         #expect(try await provider.token(for: trip) == "token-1")
+        #expect(transport.count == 3)
+    }
+
+    @Test func aTimeoutIsANetworkErrorAndIsRetried() async throws {
+        let clock = ManualClock()
+        // What URLSession throws when `URLSessionTransport`'s timeout passes without data.
+        let transport = TestTransport { _, _ in throw URLError(.timedOut) }
+        let error = try await failure(Fixtures.provider(transport, clock: clock))
+        #expect(error.code == .network)
+        #expect((error.underlying as? URLError)?.code == .timedOut)
         #expect(transport.count == 3)
     }
 

@@ -27,12 +27,14 @@ import java.util.concurrent.RejectedExecutionException;
  *   <li>From then until {@code refreshMarginSeconds} (300) before expiry, the cached token is still returned at once
  *       and one background refresh starts on the refresh executor; a failed one is tried again no sooner than
  *       {@code backgroundRetryIntervalSeconds} (30) later.
- *   <li>Below the margin, callers wait for a fresh token. If that fetch fails for a passing reason (network, 5xx,
- *       429) and the cached token still has {@code minRemainingSeconds} (120) of life, it is returned instead.
+ *   <li>Below the margin, callers wait for a fresh token. If that fetch fails for any reason but a refusal (network,
+ *       5xx, 429, an unusable answer, the credential source) and the cached token still has {@code minRemainingSeconds}
+ *       (120) of life, it is returned instead. Only network failures, 5xx and 429 are retried first.
  *   <li>One request per context is in flight at a time: every thread that needs it waits for that one.
- *   <li>401, 403 and 404 drop the cached token; 410 drops it and is remembered: the context is refused without a request
- *       until {@link #clear(TokenContext)} or {@link #clearAll()}. A 429 whose {@code Retry-After} was too long to
- *       wait for stops requests for the context until it has passed.
+ *   <li>The gateway's refusals (400, 401, 403, 404) drop the cached token; 410 drops it and is remembered: the context
+ *       is refused without a request until {@link #clear(TokenContext)} or {@link #clearAll()}. A 429's
+ *       {@code Retry-After} stops requests for the context until it has passed (the cached token still served while it
+ *       has {@code minRemainingSeconds} left). The Swift and browser clients do the same (docs/client.md).
  *   <li>At most {@code maxContexts} (4) contexts are kept, the least recently used dropped first;
  *       {@link #switchTo(TokenContext)} drops the previous trip's or vehicle's token. A fetch in flight for a dropped
  *       context still answers its callers but is not cached.
@@ -93,7 +95,11 @@ public final class TokenProvider {
         return obtain(context, false);
     }
 
-    /** Fetches a fresh token for {@code context} now (joining a fetch already in flight) and caches it. */
+    /**
+     * Fetches a fresh token for {@code context} now (joining a fetch already in flight) and caches it; throws what the
+     * fetch threw, never falling back to the cached token. An ended context, or one cooling down after a 429, is
+     * refused without a request.
+     */
     public FleetEngineToken refresh(TokenContext context) {
         return obtain(context, true);
     }
@@ -172,7 +178,9 @@ public final class TokenProvider {
                 continue; // the fetch this thread waited for was abandoned: ask again, maybe leading this time
             }
             TokenGateException failure = leading ? outcome.failure : outcome.failure.copyFor(outcome.failure.getMessage());
-            if (failure.isRetryable() && plan.cached != null && isStillCached(context, plan.cached)) return plan.cached;
+            if (!force && !isRefusal(failure) && plan.cached != null && isStillCached(context, plan.cached)) {
+                return plan.cached;
+            }
             throw failure;
         }
     }
@@ -195,7 +203,7 @@ public final class TokenProvider {
         }
         if (entry.flight != null) return new Plan(Step.JOIN, cached, entry.flight);
         if (now < entry.coolingUntil) {
-            if (cached != null && isUsable(cached, now)) return new Plan(Step.ANSWER, cached, null);
+            if (!force && cached != null && isUsable(cached, now)) return new Plan(Step.ANSWER, cached, null);
             throw coolingDown(entry, now);
         }
         return new Plan(Step.LEAD, cached, entry.flight = new Flight());
@@ -291,13 +299,18 @@ public final class TokenProvider {
         }
     }
 
-    /** The gateway said no to this caller for this context: its cached token must not be handed out any more. */
+    /**
+     * The gateway said no to this caller for this context (400, 401, 403, 404, 410): its cached token must not be handed
+     * out any more. Any other failure leaves it in service while it has {@code minRemainingSeconds}.
+     */
     private static boolean isRefusal(TokenGateException failure) {
         switch (failure.code()) {
+            case CONTEXT_ENDED:
             case UNAUTHENTICATED:
             case FORBIDDEN:
             case NOT_FOUND:
             case NO_TOKEN_FOR_CONTEXT:
+            case INVALID_REQUEST:
                 return true;
             default:
                 return false;

@@ -27,7 +27,7 @@ public final class TokenProviderBuilder {
     long minRemainingSeconds = 120;
     long backgroundRetryIntervalSeconds = 30;
     int maxContexts = 4;
-    int maxAttempts = 2;
+    int maxAttempts = 3;
     long initialBackoffMillis = 500;
     long maxRetryAfterSeconds = 5;
 
@@ -69,7 +69,10 @@ public final class TokenProviderBuilder {
         return this;
     }
 
-    /** After a failed refresh, a cached token with at least this much life is still returned; default 120. */
+    /**
+     * When a fetch fails for any reason but the gateway's refusal (400, 401, 403, 404, 410), a cached token with at least
+     * this much life is returned instead; default 120.
+     */
     public TokenProviderBuilder minRemainingSeconds(long value) {
         minRemainingSeconds = atLeast(0, value, "minRemainingSeconds");
         return this;
@@ -87,7 +90,7 @@ public final class TokenProviderBuilder {
         return this;
     }
 
-    /** Attempts in all for network failures, 5xx and 429 (the first included); default 2. */
+    /** Attempts in all for network failures, 5xx and 429 (the first included); default 3, as the other clients. */
     public TokenProviderBuilder maxAttempts(int value) {
         maxAttempts = (int) atLeast(1, value, "maxAttempts");
         return this;

@@ -2,11 +2,25 @@ package dev.tokengate.android;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The query every request carries, without a gateway: Fleet Engine IDs percent-encoded as UTF-8, as the Swift client does. */
+/**
+ * The query every request carries, without a gateway: Fleet Engine IDs percent-encoded as UTF-8, as the Swift and
+ * browser clients encode them, and read back by the gateway's issue 47 rule ({@link #gatewayReading}).
+ */
 class TokenRequestUrlTest {
     private static final String BASE = "https://tokens.acme.example";
 
@@ -40,6 +54,65 @@ class TokenRequestUrlTest {
     void eachDecomposedMarkIsSentAsGivenNotNormalized() {
         // e + U+0301 (NFD): the client sends what the SDK gave; Fleet Engine's IDs are NFC, the gateway judges.
         assertEquals(BASE + "/v1/providers/acme-rides/tokens/consumer?tripId=e%CC%81", url(TokenContext.trip("e\u0301")));
+    }
+
+    @Test
+    void whatEncodeUriComponentLeavesAndEmojiAreEncodedToo() {
+        assertEquals(BASE + "/v1/providers/acme-rides/tokens/consumer?tripId=%21%27%28%29%2A%F0%9F%98%80",
+                url(TokenContext.trip("!'()*\uD83D\uDE00")));
+    }
+
+    @Test
+    void everyRandomIdArrivesUnchangedByTheGatewaysReading() {
+        FleetEngineIds ids = new FleetEngineIds(FleetEngineIds.SEED);
+        List<String> all = new ArrayList<>(ids.legal(200));
+        all.addAll(ids.illegal()); // the client does not judge IDs (the gateway does): these must arrive as they were too
+        Pattern encoded = Pattern.compile("([A-Za-z]+=([A-Za-z0-9._~-]|%[0-9A-F]{2})*)(&[A-Za-z]+=([A-Za-z0-9._~-]|%[0-9A-F]{2})*)*");
+        for (int i = 0; i < all.size(); i++) {
+            String id = all.get(i);
+            String other = all.get((i + 1) % all.size());
+            String query = url(TokenContext.trustedDeliveryVehicle(id, other)).split("\\?", 2)[1];
+            assertTrue(encoded.matcher(query).matches(), FleetEngineIds.describe(i, id) + ": " + query);
+            Map<String, String> expected = new LinkedHashMap<>();
+            expected.put("deliveryVehicleId", id);
+            expected.put("taskId", other);
+            assertEquals(expected, gatewayReading(query), FleetEngineIds.describe(i, id));
+            assertEquals(Map.of("tripId", id), gatewayReading(url(TokenContext.trip(id)).split("\\?", 2)[1]),
+                    FleetEngineIds.describe(i, id));
+        }
+    }
+
+    /**
+     * A query as the gateway reads it once issue 47 lands (as browsers and URLSearchParams encode): split on
+     * {@code &}, the name before the first {@code =}, the value with {@code +} read as a space and {@code %XX} decoded
+     * as UTF-8; a malformed sequence or bytes that are not UTF-8 fail the test.
+     */
+    private static Map<String, String> gatewayReading(String query) {
+        Map<String, String> parameters = new LinkedHashMap<>();
+        for (String part : query.split("&", -1)) {
+            int equals = part.indexOf('=');
+            String name = equals < 0 ? part : part.substring(0, equals);
+            String value = equals < 0 ? "" : part.substring(equals + 1);
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                if (c == '+') {
+                    bytes.write(' ');
+                } else if (c == '%') {
+                    bytes.write(Integer.parseInt(value.substring(i + 1, i + 3), 16));
+                    i += 2;
+                } else {
+                    bytes.write(c);
+                }
+            }
+            try {
+                parameters.put(name, StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes.toByteArray())).toString());
+            } catch (CharacterCodingException e) {
+                throw new AssertionError("not UTF-8: " + value, e);
+            }
+        }
+        return parameters;
     }
 
     @Test

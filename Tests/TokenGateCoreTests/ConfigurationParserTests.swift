@@ -168,7 +168,7 @@ import Testing
         ),
         (
             "server:\n  prot: 8080\nproviders: {}\n",
-            "config.yaml:2:3: server.prot: unknown key; expected one of: admin, eventLoops, fastPath, host, idleTimeout, listenBacklog, logFormat, logLevel, maxConnections, port, proxyProtocol, readTimeout, readiness, tls, trustedProxies"
+            "config.yaml:2:3: server.prot: unknown key; expected one of: admin, eventLoops, fastPath, host, idleTimeout, listenBacklog, logBudget, logFormat, logLevel, maxConnections, port, proxyProtocol, readTimeout, readiness, tls, trustedProxies"
         ),
         (
             "providers:\n  Acme: {}\n",

@@ -9,7 +9,7 @@ import YAML
 ///   type: upstream
 ///   maxConcurrentCalls: 64     # per token type
 ///   queueTimeout: 1s
-///   mintBudget: { rate: 200/s, burst: 1000 }   # or: mintBudget: off
+///   mintBudget: { rate: 100/s, burst: 200 }    # or: mintBudget: off
 ///   circuitBreaker:            # or: circuitBreaker: off
 ///     consecutiveFailures: 5
 ///     failureRatio: 0.5
@@ -28,9 +28,9 @@ package struct BackendGuardSettings: Sendable, Equatable, CustomStringConvertibl
     /// is refused `429`. Nil when off.
     package var mintBudget: RateLimit? = Self.defaultMintBudget
 
-    /// 200 a second, 1,000 at once: far above a fleet's new trips, well below what one tenant would need to take the
+    /// 100 a second, 200 at once: far above a fleet's new trips, well below what one tenant would need to take the
     /// others' share of IAM's calls or of the CPU that signs.
-    package static let defaultMintBudget = RateLimit(count: 200, per: .seconds(1), burst: 1000)
+    package static let defaultMintBudget = RateLimit(count: 100, per: .seconds(1), burst: 200)
 
     /// The keys of `backend:` that are the core's.
     package static let keys: Set<String> = ["maxConcurrentCalls", "queueTimeout", "circuitBreaker", "mintBudget"]
@@ -65,7 +65,7 @@ extension BackendGuardSettings {
     /// `off`, or `{ rate: N/s, burst: M }` (burst default: the rate's count).
     static func parseMintBudget(_ node: ConfigNode) throws -> RateLimit? {
         if node.yaml.scalar != nil {
-            guard try node.string() == "off" else { throw node.error("expected off or { rate: 200/s, burst: 1000 }") }
+            guard try node.string() == "off" else { throw node.error("expected off or { rate: 100/s, burst: 200 }") }
             return nil
         }
         let mapping = try node.mapping(allowedKeys: ["rate", "burst"])

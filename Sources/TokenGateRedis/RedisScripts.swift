@@ -148,12 +148,12 @@ enum RedisScripts {
         return 0
         """)
 
-    /// Counts ends in one provider's index KEYS[1] (a sorted set by expiry), all or none: ARGV[1] is now and ARGV[2]
+    /// Counts entries (ends, tokens) in one provider's index KEYS[1] (a sorted set by expiry), all or none: ARGV[1] is now and ARGV[2]
     /// the capacity (epoch seconds; ends that have not expired), then pairs of an entry and its until. Returns 1
     /// when every one is counted (an entry already there keeps the later time), 0 when they do not all fit and
     /// nothing changed. Expired entries are removed 100 at most per call, so no call's work grows with the index;
-    /// the index lapses a minute after its last end.
-    static let admitEnds = try! RESPScript(
+    /// the index lapses a minute after its last entry.
+    static let admitEntries = try! RESPScript(
         """
         local now, capacity = tonumber(ARGV[1]), tonumber(ARGV[2])
         local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)

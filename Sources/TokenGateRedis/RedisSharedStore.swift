@@ -219,10 +219,10 @@ package final class RedisSharedStore: SharedStore {
         return EndedContextChange.record(String(decoding: value, as: UTF8.self))?.until ?? clock.wallSeconds() + Self.unreadableEndHolds
     }
 
-    package func admitEnds(_ entries: [(entry: String, until: Int64)], now: Int64, into index: String, capacity: Int) async throws -> Bool {
+    package func admit(_ entries: [(entry: String, until: Int64)], now: Int64, into index: String, capacity: Int) async throws -> Bool {
         let args = [String(now), String(capacity)] + entries.flatMap { [$0.entry, String($0.until)] }
         let reply = try await refusals {
-            try await client.evalSHA(script: RedisScripts.admitEnds, keys: [index], args: args, deadline: deadline)
+            try await client.evalSHA(script: RedisScripts.admitEntries, keys: [index], args: args, deadline: deadline)
         }
         guard let admitted = reply.integer else { throw RESPError.unexpectedReply(command: "EVALSHA", reply: "\(reply)") }
         return admitted == 1

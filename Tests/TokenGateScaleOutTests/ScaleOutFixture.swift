@@ -29,7 +29,7 @@ struct ScaleOutFixture {
     /// sections at the top.
     func writeConfig(
         redisPort: Int, replicas: Int, rateLimits: String, sharedStateExtra: String, providerExtra: String = "", topLevel: String = "",
-        redis: String? = nil
+        cacheEntries: Int = 1000, redis: String? = nil
     ) throws {
         let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
         try directory.write(
@@ -47,7 +47,7 @@ struct ScaleOutFixture {
             \(sharedStateExtra)
             providers:
               acme-rides:
-                cache: { minRemaining: 5m, refreshBefore: 10m }
+                cache: { minRemaining: 5m, refreshBefore: 10m, maxEntries: \(cacheEntries) }
                 rateLimits: \(rateLimits)
                 backend:
                   type: static-key
@@ -73,7 +73,7 @@ struct ScaleOutFixture {
     /// runs `body`, stops everything.
     static func with<Result: Sendable>(
         replicas: Int = 3, rateLimits: String = "{}", sharedStateExtra: String = "", providerExtra: String = "", topLevel: String = "",
-        jwksFetcher: (any JWKSFetcher)? = nil, logs: LogRecorder? = nil,
+        cacheEntries: Int = 1000, jwksFetcher: (any JWKSFetcher)? = nil, logs: LogRecorder? = nil,
         _ body: (ScaleOutFixture, RedisServer, [RunningGateway]) async throws -> Result
     ) async throws -> Result {
         let fixture = try ScaleOutFixture(replicas: replicas)
@@ -81,7 +81,7 @@ struct ScaleOutFixture {
         return try await RedisServer.with { redis in
             try fixture.writeConfig(
                 redisPort: redis.port, replicas: replicas, rateLimits: rateLimits, sharedStateExtra: sharedStateExtra,
-                providerExtra: providerExtra, topLevel: topLevel)
+                providerExtra: providerExtra, topLevel: topLevel, cacheEntries: cacheEntries)
             return try await fixture.start(0, of: replicas, logs: logs, jwksFetcher: jwksFetcher, running: []) { gateways in
                 try await body(fixture, redis, gateways)
             }

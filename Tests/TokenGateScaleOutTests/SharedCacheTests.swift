@@ -202,4 +202,26 @@ struct SharedCacheTests {
             #expect(try await shared.store.value(at: key) == Array("sealed".utf8))
         }
     }
+
+    /// What one tenant stores in Redis is bounded by its own share (its `cache.maxEntries`): past it a token minted is
+    /// served, from the replica that minted it, and not stored, while another tenant stores its tokens as before.
+    @Test func oneTenantsTokensCannotCrowdAnothersOutOfTheStore() async throws {
+        try await ScaleOutFixture.with(replicas: 2, cacheEntries: 5) { _, redis, replicas in
+            for trip in 0..<8 { #expect(try await replicas[0].consumerToken("share-\(trip)").status == 200) }
+            for trip in 0..<3 {
+                #expect(try await replicas[0].consumerToken("theirs-\(trip)", provider: "other-fleet", key: ScaleOutFixture.otherKey).status == 200)
+            }
+            let stored = { (provider: String) in
+                try await redis.withClient { client in
+                    try await client.send(["KEYS", "tokengate:token:{\(provider):*"]).elements?.count ?? -1
+                }
+            }
+            // Stored while the tokens went to the callers.
+            #expect(try await eventually { try await stored("other-fleet") == 3 })
+            #expect(try await stored("acme-rides") == 5)
+            let scrape = try await replicas[0].scrape()
+            #expect(scrape["tokengate_shared_cache_total", ["provider": "acme-rides", "outcome": "over_share"]] == 3)
+            #expect(scrape["tokengate_shared_cache_total", ["provider": "other-fleet", "outcome": "over_share"]] == nil)
+        }
+    }
 }

@@ -135,6 +135,7 @@ final class ProviderPipeline: Sendable {
         let fetch: @Sendable () async throws -> DeliveredToken = { [self] in
             try await sharedState.token(
                 for: TokenCacheKey(provider: runtime.id, context: context), refreshBefore: refreshBeforeSeconds,
+                share: runtime.settings.cache.maxEntries,
                 adopt: { self.adopt($0, for: context, notAfter: notAfter) },
                 mint: { try await self.fetchVerified(for: admission, notAfter: notAfter) })
         }

@@ -22,7 +22,7 @@ extension SharedState {
         let now = clock.wallSeconds()
         guard
             let admitted = await attempt(
-                .publish, { try await store.admitEnds(entries, now: now, into: endedIndexKey(provider), capacity: capacity) })
+                .publish, { try await store.admit(entries, now: now, into: endedIndexKey(provider), capacity: capacity) })
         else { return .taken(recorded: [:], unreachable: logUnreachable(changes)) }
         guard admitted else { return .full }
         guard let records = await attempt(.publish, { try await store.recordEnds(changes, at: changes.map { endedKey($0.key) }) }),

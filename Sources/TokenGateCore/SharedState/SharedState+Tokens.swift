@@ -45,6 +45,7 @@ extension SharedState {
     func token(
         for key: TokenCacheKey,
         refreshBefore: Int64,
+        share: Int,
         adopt: (String) -> Adoption,
         mint: () async throws -> DeliveredToken
     ) async throws -> DeliveredToken {
@@ -86,7 +87,7 @@ extension SharedState {
                 return try await mint()
             case .locked?:
                 metrics.recordMint(.locked, provider: provider)
-                return try await mintHoldingLock(hold, storeKey: storeKey, refreshBefore: refreshBefore, mint: mint)
+                return try await mintHoldingLock(hold, storeKey: storeKey, provider: provider, share: share, refreshBefore: refreshBefore, mint: mint)
             case .heldByAnother?, .value?, .ended?:  // (a value was adopted above, or asked for the lock again)
                 if ContinuousClock.now >= giveUpAt {
                     metrics.recordMint(.timedOut, provider: provider)
@@ -119,7 +120,8 @@ extension SharedState {
     /// lock from a task of its own; releases the lock also when the mint fails (the others then take it in turn
     /// rather than wait for it to lapse).
     private func mintHoldingLock(
-        _ hold: SharedLockHold, storeKey: String, refreshBefore: Int64, mint: () async throws -> DeliveredToken
+        _ hold: SharedLockHold, storeKey: String, provider: ProviderID, share: Int, refreshBefore: Int64,
+        mint: () async throws -> DeliveredToken
     ) async throws -> DeliveredToken {
         let token: DeliveredToken
         do {
@@ -131,7 +133,9 @@ extension SharedState {
         // Stored and unlocked in one step (unlocked alone when the token is not worth storing), while the token is on
         // its way to the caller: the others wait for the message, not the caller for the store.
         Task {
-            guard let worthKeeping = storable(token, refreshBefore: refreshBefore), let box = seal(token.compact, for: storeKey) else {
+            guard let worthKeeping = storable(token, refreshBefore: refreshBefore), let box = seal(token.compact, for: storeKey),
+                await admitted(storeKey, of: provider, until: clock.wallSeconds() + worthKeeping.components.seconds, share: share)
+            else {
                 _ = await attempt(.unlock) { try await store.unlock(hold.key, owner: hold.owner) }
                 return
             }
@@ -141,6 +145,20 @@ extension SharedState {
             }
         }
         return token
+    }
+
+    /// Whether `provider` may store one more token (the one at `storeKey`, kept until `until`): each provider stores
+    /// at most `share` (its `cache.maxEntries`) that have not expired, so one tenant's tokens cannot crowd another's out
+    /// of the store. A token past the share is still served, from this replica; a store that does not answer leaves
+    /// the decision to the write that follows.
+    private func admitted(_ storeKey: String, of provider: ProviderID, until: Int64, share: Int) async -> Bool {
+        let entry = String(storeKey.split(separator: "{", maxSplits: 1).last ?? Substring(storeKey))
+        guard
+            let admitted = await attempt(
+                .write, { try await store.admit([(entry, until)], now: clock.wallSeconds(), into: tokenIndexKey(provider), capacity: share) })
+        else { return true }
+        if !admitted { metrics.recordCache(.overShare, provider: provider) }
+        return admitted
     }
 
     /// How long `token` is worth keeping in the store: until it enters the refresh window (after that no replica

@@ -178,6 +178,9 @@ package final class SharedState: Sendable {
     /// `tokengate:ended-index:{provider}`: one provider's ends by expiry, to bound how many it holds.
     func endedIndexKey(_ provider: ProviderID) -> String { "\(settings.keyPrefix)ended-index:{\(provider)}" }
 
+    /// `tokengate:token-index:{provider}`: one provider's stored tokens by expiry, to bound how many it stores.
+    func tokenIndexKey(_ provider: ProviderID) -> String { "\(settings.keyPrefix)token-index:{\(provider)}" }
+
     /// An ended entity's entry in its provider's index.
     func endedEntry(_ key: EndedContexts.Key) -> String { "\(key.kind.rawValue):\(Self.digest(key.id.rawValue))" }
 

@@ -14,6 +14,8 @@ final class SharedStateMetrics: Sendable {
         case miss
         /// Something was there that did not open or did not verify: never served.
         case rejected
+        /// A token minted here was not stored: its provider already stores its share (`cache.maxEntries`).
+        case overShare = "over_share"
     }
 
     /// How a replica that missed everywhere came by its token.

@@ -31,10 +31,10 @@ package protocol SharedStore: Sendable {
     func admit(_ member: String, to sets: [SharedDistinctSet]) async throws -> Int?
     /// Until when the end at `key` holds (epoch seconds), or nil when there is none.
     func endedUntil(at key: String) async throws -> Int64?
-    /// Counts `entries` (digests of entities, each with its until) among the ends of `index` (one provider's), all or
-    /// none: unless that would hold more than `capacity` ends that have not expired at `now` (false then, and
-    /// nothing changed). Entries leave the count when their `until` passes.
-    func admitEnds(_ entries: [(entry: String, until: Int64)], now: Int64, into index: String, capacity: Int) async throws -> Bool
+    /// Counts `entries` (digests of what one provider stores: its ends, its tokens; each with its until) in `index`,
+    /// all or none: unless that would hold more than `capacity` entries that have not expired at `now` (false then,
+    /// and nothing changed). Entries leave the count when their `until` passes.
+    func admit(_ entries: [(entry: String, until: Int64)], now: Int64, into index: String, capacity: Int) async throws -> Bool
     /// Records each end of `changes` at its key in `keys` (merged with the end it holds: the later time, an operator's
     /// over an event's) until it expires, and tells every replica watching; returns the ends in force, in order.
     func recordEnds(_ changes: [EndedContextChange], at keys: [String]) async throws -> [EndedContexts.Record]

@@ -93,7 +93,10 @@ final class ListenerGuard: ChannelInboundHandler {
         }
         open += 1
         backoff = .zero
-        connection.closeFuture.hop(to: context.eventLoop).assumeIsolated().whenComplete { _ in self.open -= 1 }
+        connection.closeFuture.hop(to: context.eventLoop).assumeIsolated().whenComplete { _ in
+            self.open -= 1
+            HeapTrim.connectionClosed()
+        }
         context.fireChannelRead(data)
     }
 

@@ -65,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
             logger.notice("serving on \(loopCount) event loop\(loopCount == 1 ? "" : "s")")
             var services = try listeners(service: service, exporter: exporter, server: server, eventLoops: eventLoops, logger: logger)
             if let sharedState { services.append(EndedContextsReplication(service: service, sharedState: sharedState)) }
+            services.append(HeapTrim())
             // The reloader runs each generation's background work (JWKS refreshers, file watchers) and swaps
             // generations on SIGHUP. A JWKS URL is fetched for the first time now, not before: until then, tokens
             // its keys verify are refused, while every other provider and client is served from the start.

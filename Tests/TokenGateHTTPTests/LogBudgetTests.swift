@@ -13,9 +13,12 @@ import TokenGateTesting
             let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
             // 400 ends of acme-rides, each a "context ended" line, as fast as they come.
             for trip in 0..<400 {
-                _ = try await admin.request("POST", "/admin/v1/providers/acme-rides/contexts/consumer/flood-\(trip)/end", bearer: GatewayFixture.globalAdminKey)
+                _ = try await admin.request(
+                    "POST", "/admin/v1/providers/acme-rides/contexts/consumer/flood-\(trip)/end", bearer: GatewayFixture.globalAdminKey)
             }
-            #expect(try await admin.request("POST", "/admin/v1/providers/other-fleet/contexts/consumer/theirs/end", bearer: GatewayFixture.globalAdminKey).status == 200)
+            #expect(
+                try await admin.request("POST", "/admin/v1/providers/other-fleet/contexts/consumer/theirs/end", bearer: GatewayFixture.globalAdminKey)
+                    .status == 200)
             let acme = logs.all.filter { $0.metadata["provider"] == "acme-rides" }
             let other = logs.all.filter { $0.metadata["provider"] == "other-fleet" && $0.message == "context ended" }
             // The fixture's clock stands still: acme-rides' share is its burst, 200 lines.

@@ -95,7 +95,8 @@ import TokenGateTesting
                 try await TemporaryDirectory.with { directory in
                     let path = try directory.write(
                         "config.yaml", "providers:\n" + provider("acme-rides", hangingURL) + "\n" + provider("beta-cabs", healthyURL))
-                    try await RunningGateway.with(configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: .system) { gateway in
+                    try await RunningGateway.with(configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: .system) {
+                        gateway in
                         async let flood = withThrowingTaskGroup(of: Int.self) { group in
                             for trip in 0..<24 {
                                 group.addTask {

@@ -90,7 +90,8 @@ import TokenGateTesting
         try await TemporaryDirectory.with { directory in
             let path = try directory.write(
                 "config.yaml",
-                "providers:\n" + (try Self.provider("flood-fleet", key: Self.floodKey)) + "\n" + (try Self.provider("steady-fleet", key: Self.steadyKey)))
+                "providers:\n" + (try Self.provider("flood-fleet", key: Self.floodKey)) + "\n"
+                    + (try Self.provider("steady-fleet", key: Self.steadyKey)))
             try await RunningGateway.with(configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: .system) { gateway in
                 let steadyURL: @Sendable (Int, Int) -> String = { worker, index in
                     "\(gateway.baseURL)/v1/providers/steady-fleet/tokens/consumer?tripId=steady-\(worker)-\(index % 5)"

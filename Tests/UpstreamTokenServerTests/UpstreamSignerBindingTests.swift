@@ -63,7 +63,8 @@ import UpstreamTokenServer
                 let refused = try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=trip-1", bearer: Self.apiKey)
                 #expect(refused.status == 502 && refused.errorCode == "backend_invalid_token", "\(refused.text)")
                 let scrape = MetricsScrape(try await gateway.metrics())
-                #expect(scrape["tokengate_tokens_rejected_total", ["provider": "acme-rides", "token_type": "consumer", "reason": "wrong_issuer"]] == 1)
+                #expect(
+                    scrape["tokengate_tokens_rejected_total", ["provider": "acme-rides", "token_type": "consumer", "reason": "wrong_issuer"]] == 1)
                 // Signed by the consumer's account, it is served.
                 let right = try Self.token(for: .trip(ContextID("trip-2")!), key: consumerKey, account: Self.consumerAccount)
                 upstream.script("/token", [.json(#"{"token":"\#(right)"}"#)])

@@ -71,7 +71,9 @@ package struct TokenRoutes: Sendable {
             body["generation"] = .integer(Int64(generation.number))
             body["configSha256"] = .string(generation.configurationDigest)
             var providers = JSONObject()
-            for provider in readiness.providers { providers[provider.id.rawValue] = .object(Self.details(of: provider)) }
+            for provider in readiness.providers {
+                providers[provider.id.rawValue] = .object(Self.details(of: provider, acceptance: service.acceptance.entries(of: provider.id)))
+            }
             body["providers"] = .object(providers)
         }
         return json(JSON.serialize(.object(body)), status: readiness.isReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
@@ -84,19 +86,33 @@ package struct TokenRoutes: Sendable {
             return TokenGateError(.unknownProvider, "no provider with that ID").response()
         }
         var body: JSONObject = ["provider": .string(provider.id.rawValue)]
-        for (key, value) in details(of: provider) { body[key] = value }
+        for (key, value) in details(of: provider, acceptance: service.acceptance.entries(of: provider.id)) { body[key] = value }
         return json(
             JSON.serialize(.object(body)), status: provider.readiness.isReady ? .ok : .serviceUnavailable, cacheControl: "no-store")
     }
 
     /// One provider's entry in the admin readiness: its state, since when (RFC 3339, UTC), whether it gates the
-    /// process, and its reasons.
-    private static func details(of provider: GatewayReadiness.Provider) -> JSONObject {
+    /// process, its reasons, and what its acceptance check last found per token type (`fleetEngine`).
+    private static func details(of provider: GatewayReadiness.Provider, acceptance: [TokenType: AcceptanceResults.Entry]) -> JSONObject {
         var entry: JSONObject = [
             "state": .string(provider.readiness.state.rawValue), "since": .string(provider.sinceText),
         ]
         if provider.isRequired { entry["required"] = .bool(true) }
         if !provider.readiness.reasons.isEmpty { entry["reasons"] = .array(provider.readiness.reasons.map(JSONValue.string)) }
+        if !acceptance.isEmpty {
+            var fleetEngine = JSONObject()
+            for (type, check) in acceptance {
+                var result: JSONObject = [
+                    "verdict": .string(check.outcome.verdict.rawValue), "checkedAt": .string(check.checkedAtText),
+                    "since": .string(check.sinceText), "detail": .string(check.outcome.detail),
+                ]
+                if let status = check.outcome.status { result["status"] = .integer(Int64(status)) }
+                if let googleStatus = check.outcome.googleStatus { result["googleStatus"] = .string(googleStatus) }
+                if let last = check.lastVerdict { result["lastVerdict"] = .string(last.verdict.rawValue) }
+                fleetEngine[type.rawValue] = .object(result)
+            }
+            entry["fleetEngine"] = .object(fleetEngine)
+        }
         return entry
     }
 

@@ -29,8 +29,8 @@ package struct RunningGateway: Sendable {
     ///
     /// Background work runs as under `serve`, through a ``GatewayReloader``: each key set's refresher (fetching
     /// through `jwksFetcher`, by default AsyncHTTPClient for loopback servers) and each backend's own work. Clients'
-    /// authorizers are asked through `authorizerTransport`, by default AsyncHTTPClient (the shared client; a
-    /// redirected answer is refused).
+    /// authorizers are asked through `authorizerTransport`, and acceptance checks call Fleet Engine through
+    /// `fleetEngineTransport`, by default AsyncHTTPClient (the shared client; a redirected answer is refused).
     package static func with<Result: Sendable>(
         configuration path: String,
         registry: BackendRegistry,
@@ -39,6 +39,7 @@ package struct RunningGateway: Sendable {
         logger: Logger = Logger(label: "tokengate-test", factory: { _ in SwiftLogNoOpLogHandler() }),
         jwksFetcher: (any JWKSFetcher)? = nil,
         authorizerTransport: (any AuthorizerTransport)? = nil,
+        fleetEngineTransport: (any FleetEngineTransport)? = nil,
         watchInterval: Duration? = nil,
         _ body: (RunningGateway) async throws -> Result
     ) async throws -> Result {
@@ -49,6 +50,7 @@ package struct RunningGateway: Sendable {
             registry: registry, environment: environment, clock: clock, logger: logger,
             jwksFetcher: jwksFetcher ?? HTTPJWKSFetcher(client: HTTPClient.shared),
             authorizerTransport: authorizerTransport ?? HTTPAuthorizerTransport(client: HTTPClient.shared),
+            fleetEngineTransport: fleetEngineTransport ?? HTTPFleetEngineTransport(client: HTTPClient.shared),
             metrics: GatewayMetrics(factory: exporter.factory))
         let generation = try await assembler.build(path: path)
         let audit = try AuditLog(generation.configuration.audit, logger: logger)

@@ -54,8 +54,8 @@ struct IAMFixture {
     }
 
     /// Writes config.yaml with a google-iam provider whose endpoints are the stand-in's; `backendExtra` lines are
-    /// added to its backend section.
-    func writeConfig(credentialsFile: String? = nil, backendExtra: [String] = []) throws -> String {
+    /// added to its backend section, `providerExtra` lines to the provider's.
+    func writeConfig(credentialsFile: String? = nil, backendExtra: [String] = [], providerExtra: [String] = []) throws -> String {
         var backend = [
             "type: google-iam",
             "serviceAccounts: { consumer: \(Self.consumer), driver: \(Self.driver) }",
@@ -73,6 +73,7 @@ struct IAMFixture {
               acme-rides:
                 backend:
             \(backend.map { "      \($0)" }.joined(separator: "\n"))
+            \(providerExtra.map { "    \($0)" }.joined(separator: "\n"))
                 clients:
                   - name: dispatch
                     type: api-key

@@ -91,4 +91,53 @@ import TokenGateTesting
             }
         }
     }
+
+    /// `acceptanceCheck:` runs once under `--online`: a token of each checked type, minted and verified as `serve`
+    /// would, used for one read at the Fleet Engine stand-in, which checks it against Google's published keys of the
+    /// account. Accepted is ok; the role gone, the check fails with Fleet Engine's answer and exit status 3.
+    @Test func theAcceptanceCheckRunsOnceAndARefusalExits3() async throws {
+        try await GoogleStandIn.with { google in
+            let state = try await google.control(#"{"accounts": [{"email": "\#(Self.consumer)", "exportKeyFile": true}]}"#)
+            let keyFile = try #require(state["accounts"]?.objectValue?[Self.consumer]?.objectValue?["keyFile"]?.stringValue)
+            try await FleetEngineStandIn.with { fleetEngine in
+                try await fleetEngine.control(
+                    """
+                    {"accounts": {"\(Self.consumer)": {"jwksUrl": "\(google.baseURL)/service_accounts/v1/jwk/\(Self.consumer)"}},
+                     "roles": {"acme-rides": {"\(Self.consumer)": ["roles/fleetengine.consumerSdkUser"]}}}
+                    """)
+                try await withCLI { cli in
+                    try cli.write(
+                        "config.yaml",
+                        """
+                        providers:
+                          acme-rides:
+                            acceptanceCheck: { tokenTypes: [consumer], endpoint: "\(fleetEngine.baseURL)" }
+                            backend:
+                              type: static-key
+                              keys:
+                                consumer: [{ serviceAccountFile: \(keyFile) }]
+                            clients:
+                              - { name: app, type: api-key, keySha256: \(String(repeating: "ab", count: 32)), allow: { consumer: any } }
+                        """)
+                    let offline = try await cli.run(["check-config", "config.yaml"])
+                    #expect(offline.status == 0, "\(offline)")
+                    #expect(try await fleetEngine.calls().isEmpty)
+
+                    let accepted = try await cli.run(["check-config", "--online", "config.yaml"])
+                    #expect(accepted.status == 0, "\(accepted)")
+                    #expect(
+                        accepted.stdout.contains("online:   ok: Fleet Engine acceptance of consumer tokens: accepted (404 NOT_FOUND)"), "\(accepted)")
+                    #expect(try await fleetEngine.verdicts() == ["not_found"])
+
+                    try await fleetEngine.control(#"{"roles": {"acme-rides": {"\#(Self.consumer)": []}}}"#)
+                    let refused = try await cli.run(["check-config", "--online", "config.yaml"])
+                    #expect(refused.status == 3, "\(refused)")
+                    #expect(
+                        refused.stdout.contains("online:   FAILED: Fleet Engine acceptance of consumer tokens: refused (403 PERMISSION_DENIED)"),
+                        "\(refused)")
+                    #expect(refused.stderr.contains("1 online check failed"), "\(refused)")
+                }
+            }
+        }
+    }
 }

@@ -24,6 +24,9 @@ package struct GatewayAssembler: Sendable {
     /// How clients' authorizers are asked (AsyncHTTPClient in `serve`). Without one, every authorizer question
     /// fails: such a client is refused `authorizer_unavailable`, never allowed.
     package var authorizerTransport: any AuthorizerTransport
+    /// How acceptance checks call Fleet Engine (AsyncHTTPClient in `serve`). Without one, a configured check
+    /// reports no verdict.
+    package var fleetEngineTransport: any FleetEngineTransport
     /// How many verified session tokens each provider remembers.
     package var sessionMemoLimit: Int
     /// The instruments every generation it builds counts with.
@@ -37,10 +40,12 @@ package struct GatewayAssembler: Sendable {
         logger: Logger,
         jwksFetcher: any JWKSFetcher,
         authorizerTransport: (any AuthorizerTransport)? = nil,
+        fleetEngineTransport: (any FleetEngineTransport)? = nil,
         sessionMemoLimit: Int = 100_000,
         metrics: GatewayMetrics = GatewayMetrics()
     ) {
         self.authorizerTransport = authorizerTransport ?? UnavailableAuthorizerTransport()
+        self.fleetEngineTransport = fleetEngineTransport ?? UnavailableFleetEngineTransport()
         self.metrics = metrics
         self.registry = registry
         self.environment = environment
@@ -220,6 +225,7 @@ package struct GatewayAssembler: Sendable {
         logger[metadataKey: "provider"] = "\(settings.id)"
         let built = try await makeBackend(settings, logger: logger)
         try Self.checkLifetimes(of: built, against: settings)
+        try Self.checkAcceptanceTypes(of: built, against: settings)
         let fingerprints = try ProviderFingerprints(settings)
         // A backend whose settings and files are unchanged is handed on with its cache: no mint storm on reload.
         let keepsBackend = previous?.fingerprints.backend == fingerprints.backend
@@ -280,7 +286,8 @@ package struct GatewayAssembler: Sendable {
             events: settings.events.map { ProviderEvents(settings: $0, keySet: keySets.keySet(for: $0.keysURL)) },
             keyHealth: SigningKeyHealth(
                 provider: settings.id, keys: backend.signingKeys, settings: settings.keyHealth, clock: clock, factory: self.metrics.factory,
-                keySet: { keySets.keySet(for: $0) })
+                keySet: { keySets.keySet(for: $0) }),
+            acceptanceCheck: settings.acceptanceCheck.map { AcceptanceCheck(settings: $0, transport: fleetEngineTransport) }
         )
     }
 
@@ -313,6 +320,17 @@ package struct GatewayAssembler: Sendable {
                         + "(\(TokenLifetimes.text(refreshBefore))): every hit refreshes them")
             }
         }
+    }
+
+    /// An acceptance check mints each type it checks: the backend must issue them.
+    private static func checkAcceptanceTypes(of backend: any TokenBackend, against settings: ProviderSettings) throws {
+        guard let check = settings.acceptanceCheck, let section = settings.acceptanceCheckSection else { return }
+        let missing = check.tokenTypes.filter { !backend.tokenTypes.contains($0) }
+        guard !missing.isEmpty else { return }
+        let node = (try? section.entries())?.first { $0.key == "tokenTypes" }?.node ?? section
+        throw node.error(
+            "the backend does not issue \(missing.map(\.rawValue).joined(separator: ", ")) tokens; it issues "
+                + backend.tokenTypes.sorted().map(\.rawValue).joined(separator: ", "))
     }
 
     /// The configured policy; with shared state, each entry's refresh-ahead starts at a random point of the first

@@ -152,7 +152,7 @@ package final class GatewayReloader: Service {
     private func runGenerations() async {
         var generation = service.generation
         while !Task.isCancelled {
-            let services = generation.services
+            let services = generation.services + (service.acceptanceChecks(of: generation).map { [$0] } ?? [])
             let logger = logger
             let swapped = await withTaskGroup(of: Bool.self) { group in
                 group.addTask {

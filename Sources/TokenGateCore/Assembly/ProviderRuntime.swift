@@ -32,6 +32,8 @@ package final class ProviderRuntime: Sendable {
     let events: ProviderEvents?
     /// Whether Google still accepts the keys it signs with.
     let keyHealth: SigningKeyHealth
+    /// Whether Fleet Engine accepts its tokens, checked every so often (`acceptanceCheck:`), or nil.
+    let acceptanceCheck: AcceptanceCheck?
 
     /// The provider ID.
     package var id: ProviderID { settings.id }
@@ -50,8 +52,10 @@ package final class ProviderRuntime: Sendable {
         metrics: ProviderMetrics,
         fingerprints: ProviderFingerprints,
         events: ProviderEvents?,
-        keyHealth: SigningKeyHealth
+        keyHealth: SigningKeyHealth,
+        acceptanceCheck: AcceptanceCheck?
     ) {
+        self.acceptanceCheck = acceptanceCheck
         self.events = events
         self.keyHealth = keyHealth
         self.metrics = metrics

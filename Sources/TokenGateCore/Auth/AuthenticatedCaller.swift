@@ -11,6 +11,8 @@ package struct AuthenticatedCaller: Sendable, Hashable, CustomStringConvertible 
         case apiKey = "api-key"
         /// An app user's session JWT from the tenant's identity provider.
         case sessionToken = "session-token"
+        /// The gateway itself (the acceptance check's probes): never a request's caller, grants nothing.
+        case gateway
     }
 
     /// The provider the caller authenticated at; the caller is worthless at any other.

@@ -52,7 +52,7 @@ final class ProviderAuthorizer: Sendable {
         guard let settings = settings(of: caller) else { return nil }
         let subject: String
         switch caller.kind {
-        case .apiKey:
+        case .apiKey, .gateway:
             subject = caller.name
         case .sessionToken:
             // Without a subject the answer could only be about the client, shared by all its users: refused.

@@ -198,7 +198,7 @@ package struct ConfigurationParser: Sendable {
     private func parseProvider(_ id: ProviderID, _ node: ConfigNode, defaults: Defaults) throws -> ProviderSettings {
         let mapping = try node.mapping(allowedKeys: [
             "audience", "leeway", "cache", "rateLimits", "backend", "clients", "response", "cors", "compatibility", "adminKeys",
-            "events", "keyHealth",
+            "events", "keyHealth", "acceptanceCheck",
         ])
         let settings = try parseOverrides(mapping, over: defaults)
         let backend = try mapping.required("backend")
@@ -236,6 +236,10 @@ package struct ConfigurationParser: Sendable {
             clientsSection: clientsNode
         )
         if let node = mapping.optional("keyHealth") { provider.keyHealth = try KeyHealthSettings.parse(node) }
+        if let node = mapping.optional("acceptanceCheck") {
+            provider.acceptanceCheck = try AcceptanceCheckSettings.parse(node)
+            provider.acceptanceCheckSection = node
+        }
         return provider
     }
 

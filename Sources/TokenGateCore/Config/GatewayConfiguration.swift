@@ -137,6 +137,10 @@ package struct ProviderSettings: Sendable {
     package var events: FleetEventSettings?
     /// How its signing keys are watched (`keyHealth:`).
     package var keyHealth = KeyHealthSettings()
+    /// Whether and how Fleet Engine's acceptance of its tokens is checked (`acceptanceCheck:`), or nil for never.
+    package var acceptanceCheck: AcceptanceCheckSettings?
+    /// The `acceptanceCheck:` section, for errors the assembly finds (a token type the backend does not issue).
+    package var acceptanceCheckSection: ConfigNode?
     /// The backend plugin's `type:`.
     package var backendType: String
     /// The `backend:` section, handed to the plugin's factory (without the core's keys).

@@ -25,6 +25,8 @@ package final class TokenService: Sendable {
     package let contexts: ContextLifecycle
     /// Each provider's readiness over time, and the process's verdict; outlives every generation.
     private let readinessTracker: ReadinessTracker
+    /// What each provider's acceptance check found (`acceptanceCheck:`); outlives every generation.
+    package let acceptance: AcceptanceResults
 
     /// How long a mint whose token names an unknown `kid` waits for the early JWKS refetch it asks for.
     package static let defaultUnknownKeyWait = Duration.seconds(3)
@@ -45,7 +47,9 @@ package final class TokenService: Sendable {
         self.services = services
         self.formatter = formatter
         self.denials = DenialLog(clock: clock, logger: logger)
-        self.readinessTracker = ReadinessTracker(clock: clock, logger: logger, factory: generation.metrics.factory)
+        let acceptance = AcceptanceResults(clock: clock, logger: logger, metrics: generation.metrics)
+        self.acceptance = acceptance
+        self.readinessTracker = ReadinessTracker(clock: clock, logger: logger, factory: generation.metrics.factory, acceptance: acceptance)
         self.contexts = ContextLifecycle(
             endedContexts: services.endedContexts, sharedState: sharedState, clock: clock, logger: logger,
             generation: { current.serving.generation })
@@ -66,6 +70,26 @@ package final class TokenService: Sendable {
         current.serving = Serving(next, formatter: formatter, services: services)
         next.metrics.recordGeneration(next.number)
         next.metrics.recordTenantConfigurations(of: next, previous: previous)
+    }
+
+    /// The acceptance checks of `generation`'s providers, to run while it serves (the reloader runs them beside
+    /// its other work); nil when no provider has one, or when `generation` is no longer the one served. Forgets
+    /// the results of checks `generation` no longer has.
+    package func acceptanceChecks(of generation: GatewayGeneration) -> AcceptanceCheckRunner? {
+        let serving = current.serving
+        guard serving.generation === generation else { return nil }
+        acceptance.retain(generation.providers.compactMapValues { $0.acceptanceCheck?.settings })
+        let pipelines = serving.pipelines.keys.sorted().compactMap { serving.pipelines[$0] }.filter { $0.runtime.acceptanceCheck != nil }
+        return pipelines.isEmpty ? nil : AcceptanceCheckRunner(pipelines: pipelines, results: acceptance)
+    }
+
+    /// Runs the acceptance check of `providerID` once, now, and records what it found (`check-config --online`);
+    /// nil when the provider has no check.
+    package func checkAcceptance(of providerID: ProviderID) async -> [(type: TokenType, outcome: AcceptanceOutcome)]? {
+        guard let pipeline = current.serving.pipelines[providerID], let check = pipeline.runtime.acceptanceCheck else { return nil }
+        let outcomes = await pipeline.checkAcceptance(check)
+        for (probe, outcome) in outcomes { acceptance.record(outcome, of: probe, at: providerID) }
+        return outcomes.map { ($0.0.type, $0.1) }
     }
 
     /// Whether this process can serve now, with each provider's state (`/readyz`); records what changed.

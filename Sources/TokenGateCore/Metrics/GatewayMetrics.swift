@@ -81,6 +81,11 @@ package final class GatewayMetrics: Sendable {
         labeled.increment(Name.fleetEvents, [("provider", provider?.rawValue ?? ""), ("outcome", outcome)])
     }
 
+    /// An acceptance check of `provider`'s `type` tokens, by its verdict (`accepted`, `refused`, `unknown`).
+    func recordAcceptanceCheck(_ provider: ProviderID, _ type: TokenType, _ verdict: AcceptanceOutcome.Verdict) {
+        labeled.increment(Name.fleetEngineChecks, [("provider", provider.rawValue), ("token_type", type.rawValue), ("verdict", verdict.rawValue)])
+    }
+
     /// The instruments of one provider.
     func provider(_ id: ProviderID, tokenTypes: Set<TokenType>, hasAuthorizer: Bool = false) -> ProviderMetrics {
         ProviderMetrics(id: id, tokenTypes: tokenTypes, hasAuthorizer: hasAuthorizer, factory: factory, labeled: labeled)
@@ -117,6 +122,8 @@ package final class GatewayMetrics: Sendable {
         static let backendRefusals = "tokengate_backend_refusals_total"
         static let providerReady = "tokengate_provider_ready"
         static let processReady = "tokengate_ready"
+        static let fleetEngineAccepted = "tokengate_fleet_engine_accepted"
+        static let fleetEngineChecks = "tokengate_fleet_engine_checks_total"
     }
 }
 

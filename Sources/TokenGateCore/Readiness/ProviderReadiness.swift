@@ -26,6 +26,13 @@ package struct ProviderReadiness: Sendable, Equatable {
 
     /// Whether the provider can serve (degraded can).
     package var isReady: Bool { state == .ready || state == .degraded }
+
+    /// This readiness with Fleet Engine's `refusals` of the provider's tokens: a ready provider serving tokens
+    /// Fleet Engine refuses is degraded; the others keep their state. Never not ready: the gateway can still serve.
+    func adding(refusals: [String]) -> ProviderReadiness {
+        guard !refusals.isEmpty else { return self }
+        return ProviderReadiness(state: state == .ready ? .degraded : state, reasons: reasons + refusals)
+    }
 }
 
 extension ProviderRuntime {

@@ -26,9 +26,12 @@ package final class ReadinessTracker: Sendable {
     private let startedAt: UInt64
     private let state = Mutex(State())
     private let processGauge: Gauge
+    private let acceptance: AcceptanceResults
 
-    /// A tracker whose start is now.
-    init(clock: TokenGateClock, logger: Logger, factory: any MetricsFactory) {
+    /// A tracker whose start is now; a provider whose tokens Fleet Engine refuses at its `acceptance` check is
+    /// degraded (it serves, but its apps' calls fail).
+    init(clock: TokenGateClock, logger: Logger, factory: any MetricsFactory, acceptance: AcceptanceResults) {
+        self.acceptance = acceptance
         self.clock = clock
         self.logger = logger
         self.factory = factory
@@ -43,7 +46,7 @@ package final class ReadinessTracker: Sendable {
         let settings = generation.configuration.server.readiness
         let isStarting = clock.monotonicNanoseconds() &- startedAt < TokenGateClock.nanoseconds(settings.startTimeout)
         let current = generation.providers.keys.sorted().compactMap { id in
-            generation.providers[id].map { (id, generation.readiness(of: $0)) }
+            generation.providers[id].map { (id, generation.readiness(of: $0).adding(refusals: acceptance.refusals(of: id))) }
         }
         var changes: [(id: ProviderID, from: ProviderReadiness.State?, to: ProviderReadiness)] = []
         let providers = state.withLock { state in

@@ -751,6 +751,31 @@ package enum OpenAPIDocument {
             "since": .object(["type": "string", "format": "date-time", "description": "When this process first saw the state (UTC)."]),
             "required": .object(["type": "boolean", "description": "Present (true) when server.readiness.requireProviders names it."]),
             "reasons": .object(["type": "array", "items": .object(["type": "string"])]),
+            "fleetEngine": .object([
+                "type": "object", "additionalProperties": acceptanceSchema,
+                "description": "What the provider's acceptanceCheck last found, by token type (absent without a check, or before its first run).",
+            ]),
+        ]),
+    ])
+
+    /// One token type's last acceptance check.
+    static let acceptanceSchema: JSONValue = .object([
+        "type": "object", "additionalProperties": false,
+        "required": ["verdict", "checkedAt", "since", "detail"],
+        "properties": .object([
+            "verdict": .object([
+                "type": "string", "enum": ["accepted", "refused", "unknown"],
+                "description": "accepted: Fleet Engine answered 404 or 200; refused: 401 or 403; unknown: no token, no answer, or another status.",
+            ]),
+            "lastVerdict": .object([
+                "type": "string", "enum": ["accepted", "refused"],
+                "description": "While checks give no verdict: the last one, which the gauge and the provider's state keep.",
+            ]),
+            "status": .object(["type": "integer", "description": "Fleet Engine's HTTP status."]),
+            "googleStatus": .object(["type": "string", "description": "Google's error status (PERMISSION_DENIED, UNAUTHENTICATED, …)."]),
+            "detail": .object(["type": "string"]),
+            "checkedAt": .object(["type": "string", "format": "date-time"]),
+            "since": .object(["type": "string", "format": "date-time", "description": "Since when checks have found this verdict."]),
         ]),
     ])
 
@@ -759,5 +784,11 @@ package enum OpenAPIDocument {
         "reasons": [
             "IAM refuses iam.serviceAccounts.signJwt on fleet-consumer@acme-rides.iam.gserviceaccount.com (Permission denied): grant the gateway's identity roles/iam.serviceAccountTokenCreator on fleet-consumer@acme-rides.iam.gserviceaccount.com"
         ],
+        "fleetEngine": .object([
+            "consumer": .object([
+                "verdict": "accepted", "status": 404, "googleStatus": "NOT_FOUND", "detail": "authenticated and authorised (no such resource)",
+                "checkedAt": "2026-12-07T09:58:00Z", "since": "2026-12-06T08:00:00Z",
+            ])
+        ]),
     ])
 }

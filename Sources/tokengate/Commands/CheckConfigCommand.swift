@@ -3,6 +3,7 @@ import Foundation
 import JOSE
 import Logging
 import TokenGateCore
+import TokenGateHTTP
 
 /// `tokengate check-config`: assembles everything the gateway would, reports every error and warning it finds,
 /// and summarises the providers.
@@ -13,8 +14,9 @@ struct CheckConfigCommand: AsyncParsableCommand {
         discussion: """
             Every error found is reported, not just the first; warnings (things that work but are probably a \
             mistake) are reported too. With --online, each backend asks the services it needs (a google-iam \
-            backend: its credentials, and per service account whether IAM lets it sign), and each signing key is \
-            checked (still listed by Google with keyHealth.checkPublished, not near its expires: date). Exit status: 0 valid \
+            backend: its credentials, and per service account whether IAM lets it sign), each signing key is \
+            checked (still listed by Google with keyHealth.checkPublished, not near its expires: date), and each \
+            acceptanceCheck: runs once (a token of each type, one read-only Fleet Engine call). Exit status: 0 valid \
             (warnings or not), 2 invalid (each message names file, line:column and key), 3 valid but an online \
             check failed.
             """
@@ -33,9 +35,15 @@ struct CheckConfigCommand: AsyncParsableCommand {
             let check = await assembler.check(path: file)
             var findings: [(ProviderID, OnlineFinding)] = []
             if online, let generation = check.generation, check.errors.isEmpty {
+                // Acceptance checks mint through the same pipeline `serve` runs (verified, never cached or logged).
+                let service = TokenService(generation: generation, logger: ConfigurationOptions.logger(level: .critical))
                 for (id, provider) in generation.providers.sorted(by: { $0.key < $1.key }) {
                     findings += await provider.backend.checkOnline().map { (id, $0) }
                     findings += await provider.checkKeysOnline().map { (id, $0) }
+                    await provider.fetchMissingKeys()
+                    for (type, outcome) in await service.checkAcceptance(of: id) ?? [] {
+                        findings.append((id, Self.finding(type, outcome)))
+                    }
                 }
             }
             return (check, findings)
@@ -86,6 +94,16 @@ struct CheckConfigCommand: AsyncParsableCommand {
         let failed = findings.filter { !$0.1.isOK }
         if !failed.isEmpty {
             throw CLIFailure(.onlineCheckFailed, "\(file): \(failed.count) online check\(failed.count == 1 ? "" : "s") failed")
+        }
+    }
+
+    /// An acceptance check's outcome as a finding: only `accepted` is ok (no verdict is no proof).
+    private static func finding(_ type: TokenType, _ outcome: AcceptanceOutcome) -> OnlineFinding {
+        let subject = "Fleet Engine acceptance of \(type) tokens"
+        switch outcome.verdict {
+        case .accepted: return OnlineFinding(subject: subject, isOK: true, message: "accepted (\(outcome.summary))")
+        case .refused: return OnlineFinding(subject: subject, isOK: false, message: "refused (\(outcome.summary)): \(outcome.detail)")
+        case .unknown: return OnlineFinding(subject: subject, isOK: false, message: "no verdict: \(outcome.detail)")
         }
     }
 

@@ -15,7 +15,7 @@ struct ConfigurationOptions: ParsableArguments {
     var config: String = "config.yaml"
 
     /// Runs `body` with an assembler for this build's plugins. Its one HTTP client (upstream token servers, JWKS
-    /// URLs and clients' authorizers alike: no redirects, no silent connection retries) lives as long as `body` and
+    /// URLs, clients' authorizers and Fleet Engine's acceptance checks alike: no redirects, no silent connection retries) lives as long as `body` and
     /// is shut down after.
     func withAssembler<Result>(
         logger: Logger, metrics: GatewayMetrics = GatewayMetrics(), _ body: (GatewayAssembler) async throws -> Result
@@ -33,6 +33,7 @@ struct ConfigurationOptions: ParsableArguments {
             logger: logger,
             jwksFetcher: HTTPJWKSFetcher(client: client),
             authorizerTransport: HTTPAuthorizerTransport(client: client),
+            fleetEngineTransport: HTTPFleetEngineTransport(client: client),
             metrics: metrics
         )
         do {

@@ -92,7 +92,8 @@ import Testing
             Array("not json".utf8), Array(#"{"textPayload":"x"}"#.utf8),
             Self.entry(Self.updateTrip, response: ["status": "TRIP_STATUS_COMPLETE"]),
             Self.entry(Self.updateTrip, response: ["name": "providers/acme-rides/vehicles/trip-42", "status": "TRIP_STATUS_COMPLETE"]),
-            Self.entry(Self.updateTrip, response: ["name": "providers/acme-rides/trips/a b", "status": "TRIP_STATUS_COMPLETE"]),
+            // Not in Normalization Form C: Fleet Engine never names a trip so.
+            Self.entry(Self.updateTrip, response: ["name": "providers/acme-rides/trips/e\u{301}", "status": "TRIP_STATUS_COMPLETE"]),
         ] {
             #expect(throws: FleetEngineLogEntry.Malformed.self) { try FleetEngineLogEntry(broken) }
         }

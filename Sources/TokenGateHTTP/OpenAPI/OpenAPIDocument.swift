@@ -698,7 +698,7 @@ package enum OpenAPIDocument {
                 "type": "object", "additionalProperties": false,
                 "required": ["outcome", "contexts"],
                 "properties": .object([
-                    "outcome": .object(["type": "string", "enum": ["ended", "lifted", "duplicate", "ignored", "malformed"]]),
+                    "outcome": .object(["type": "string", "enum": ["ended", "lifted", "kept", "duplicate", "ignored", "malformed"]]),
                     "contexts": .object([
                         "type": "array",
                         "items": .object([

@@ -128,9 +128,12 @@ private struct Builder {
     /// `node` maps context IDs to tokens.
     mutating func addAll(_ node: ConfigNode, as makeContext: (ContextID) -> TokenContext) throws {
         for (rawID, tokenNode) in try node.entries() {
-            guard let id = ContextID(rawID) else {
-                let message = "not a context ID: use 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + ="
-                skip(tokenNode, SkipReason.invalidContext, message)
+            let id: ContextID
+            do {
+                id = try ContextID(validating: rawID)
+            } catch {
+                // Fleet Engine's rule, the one TokenGate checks every ID against; the key path locates the entry.
+                skip(tokenNode, SkipReason.invalidContext, "not a Fleet Engine ID: it \(error)")
                 continue
             }
             try add(tokenNode, context: makeContext(id))
@@ -168,14 +171,15 @@ private struct Builder {
 
     private mutating func skip(_ node: ConfigNode, _ reason: TokenRejection.Reason, _ message: String) {
         let location = "\(node.file.displayPath):\(node.mark)"
-        let keyPath = TokenTable.redacted(node.keyPath)
+        // The key path holds the entry's IDs, which may hold any character Fleet Engine allows: escaped for the log.
+        let keyPath = TokenTable.redacted(ContextID.escaped(node.keyPath))
         table.skipped.append(SkippedToken(location: location, keyPath: keyPath, reason: reason, message: TokenTable.redacted(message)))
     }
 }
 
 /// Reason codes for entries the verifier never saw or whose code would mislead an operator.
 private enum SkipReason {
-    /// The file names a context ID TokenGate refuses (empty, too long, `*`, or outside the allowed characters).
+    /// The file names an ID that breaks Fleet Engine's rule (or is `*`).
     static let invalidContext = TokenRejection.Reason("invalid_context")
     /// The token's `exp` has passed (JOSE's own code, also used when the verifier's leeway would still accept it).
     static let expired = TokenRejection.Reason("expired")

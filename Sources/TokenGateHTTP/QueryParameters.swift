@@ -1,22 +1,25 @@
-import OpenSSLPrimitives
 import TokenGateCore
 
 /// The token route's query string, parsed with the request limits applied as it goes.
 ///
-/// Same reading as Hummingbird's `URI.queryParameters`, which it replaces on the hot path (that one builds a
-/// hashed `FlatDictionary` of substrings per request): parameters are split on `&`, a trailing `&` adds none, an
-/// empty one in between is a parameter with an empty name; the name is everything before the first `=` and is
-/// not decoded; the value is percent-decoded, kept as sent when its encoding is malformed, and `+` stays `+`.
+/// Read as browsers write it (`URLSearchParams`, HTML forms: `application/x-www-form-urlencoded`): parameters are
+/// split on `&`, the name is everything before the first `=`, and name and value are percent-decoded as UTF-8 with
+/// `+` a space (``PercentDecoding``). So `tripId=p1+space` and `tripId=p1%20space` both name the trip `p1 space`,
+/// and a `+` in an ID travels as `%2B`. A trailing `&` adds no parameter; an empty one in between
+/// is a parameter with an empty name. Both doors (the router and the event loop's answer to a cached hit) read the
+/// query here. A query with nothing to decode (the usual ASCII ID) is taken as it is, with no copy made to decode.
 enum QueryParameters {
     /// The parameters of `query` (the text after `?`, without the fragment) by name.
     ///
-    /// Throws `invalid_request`, checking parameters in order: more than `maxQueryParameters`, a decoded value
-    /// longer than `maxQueryValueBytes`, a repeated name; then a name that is no context parameter. Messages never
-    /// quote the request's own text.
+    /// Throws `invalid_request`, checking parameters in order: more than `maxQueryParameters`, a value over
+    /// `maxQueryValueBytes` once decoded (a context ID's is refused as too long, naming its parameter; a `taskIds`
+    /// list is bounded by the URL's own limit), a repeated name; then a name that is no context parameter; then a
+    /// value that is not UTF-8 (naming its parameter). Messages never quote the request's own text.
     static func parse(_ query: String?, limits: RequestLimits) throws(TokenGateError) -> [String: String] {
         guard let query, !query.isEmpty else { return [:] }
         var parameters: [String: String] = [:]
         var hasUnknown = false
+        var notUTF8: ContextID.Field?
         var count = 0
         var rest = query[...]
         while !rest.isEmpty {
@@ -25,15 +28,21 @@ enum QueryParameters {
             rest = end == rest.endIndex ? rest[end...] : rest[rest.utf8.index(after: end)...]
             count += 1
             guard count <= limits.maxQueryParameters else { throw TokenGateError(.invalidRequest, "too many query parameters") }
-            let (key, value) = split(part)
-            guard value.utf8.count <= limits.maxQueryValueBytes else {
+            let (name, value, isUTF8) = split(part)
+            let field = ContextID.Field(rawValue: name)
+            if value.utf8.count > limits.maxQueryValueBytes, field != .taskIds {
+                // Past four bytes a character, a context ID is too long whatever it holds: said as its own rule.
+                if let field { throw TokenGateError(refusing: ContextID.Refusal(field, .tooLong)) }
                 throw TokenGateError(.invalidRequest, "a query parameter is longer than \(limits.maxQueryValueBytes) bytes")
             }
-            let name = String(key)
             guard parameters.updateValue(value, forKey: name) == nil else {
                 throw TokenGateError(.invalidRequest, "a query parameter is repeated")
             }
-            if !TokenContext.allParameterNames.contains(name) { hasUnknown = true }
+            if field == nil || field == .contextId {
+                hasUnknown = true
+            } else if !isUTF8, notUTF8 == nil {
+                notUTF8 = field
+            }
         }
         // Reported after the loop: a limit or a repeat comes first. The name is never echoed: it is attacker text.
         if hasUnknown {
@@ -42,30 +51,25 @@ enum QueryParameters {
                 "unknown query parameter; expected one of: \(TokenContext.allParameterNames.sorted().joined(separator: ", "))"
             )
         }
+        if let notUTF8 { throw TokenGateError(refusing: ContextID.Refusal(notUTF8, .invalidUTF8)) }
         return parameters
     }
 
-    private static func split(_ part: Substring) -> (key: Substring, value: String) {
-        guard let equals = part.utf8.firstIndex(of: UInt8(ascii: "=")) else { return (part, "") }
-        let raw = part[part.utf8.index(after: equals)...]
-        // Decoding only when there is something to decode: IDs are plain ASCII.
-        let value = raw.utf8.contains(UInt8(ascii: "%")) ? (percentDecoded(raw) ?? String(raw)) : String(raw)
-        return (part[..<equals], value)
+    /// A parameter's name and value, decoded; `isUTF8` is false when either was not UTF-8 (its text is then the
+    /// bytes with U+FFFD for what did not decode, only ever refused).
+    private static func split(_ part: Substring) -> (name: String, value: String, isUTF8: Bool) {
+        guard let equals = part.utf8.firstIndex(of: UInt8(ascii: "=")) else {
+            let (name, isUTF8) = decoded(part)
+            return (name, "", isUTF8)
+        }
+        let (name, nameIsUTF8) = decoded(part[..<equals])
+        let (value, valueIsUTF8) = decoded(part[part.utf8.index(after: equals)...])
+        return (name, value, nameIsUTF8 && valueIsUTF8)
     }
 
-    /// `raw` with `%XX` sequences decoded (invalid UTF-8 repaired), or nil when one is malformed.
-    static func percentDecoded(_ raw: Substring) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(raw.utf8.count)
-        var iterator = raw.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(HexBytes.digitValue), let low = iterator.next().flatMap(HexBytes.digitValue) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+    private static func decoded(_ raw: Substring) -> (text: String, isUTF8: Bool) {
+        guard PercentDecoding.needsDecoding(raw, plusIsSpace: true) else { return (String(raw), true) }
+        guard let text = PercentDecoding.text(of: raw, plusIsSpace: true) else { return (String(raw), false) }
+        return (text, true)
     }
 }

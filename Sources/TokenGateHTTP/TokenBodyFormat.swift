@@ -10,8 +10,8 @@ package import TokenGateCore
 /// member order, exactly what `JSON.serialize` makes of the same object.
 ///
 /// The member names and the provider's ID are fixed text, made once. Per request it copies the token (which needs
-/// no escaping: a compact JWS is base64url), the token type, the context object (context IDs are plain ASCII,
-/// never escaped either) and a few decimal integers.
+/// no escaping: a compact JWS is base64url), the token type, the context object (an ID is copied as it is unless it
+/// holds a `"`, `\` or control character, which are escaped) and a few decimal integers.
 ///
 /// ```swift
 /// let format = TokenBodyFormat(provider: settings)
@@ -175,42 +175,57 @@ package struct TokenBodyFormat: TokenBodyWriter {
         switch context {
         case .tasks(let list):
             // {"taskIds":[…]}: 14 bytes around the list, each ID quoted, commas between.
-            return 14 + list.ids.reduce(0) { $0 + $1.rawValue.utf8.count + 2 } + list.ids.count - 1
-        case .trustedDeliveryVehicle(let vehicle, let task):
-            // {"deliveryVehicleId":"…","taskId":"…"}
-            return 36 + vehicle.rawValue.utf8.count + task.rawValue.utf8.count
+            return 14 + list.ids.reduce(0) { $0 + idByteCount($1) } + list.ids.count - 1
+        case .trustedDeliveryVehicle(let vehicle, .one(let task)):
+            // {"deliveryVehicleId":…,"taskId":…}
+            return 32 + idByteCount(vehicle) + idByteCount(task)
+        case .trustedDeliveryVehicle(let vehicle, .all):
+            return 35 + idByteCount(vehicle)
         default:
-            // {"name":"id"}, or {} for the whole-fleet types.
+            // {"name":id}, or {} for the whole-fleet types.
             guard let name = context.parameterName, let id = context.id else { return 2 }
-            return 7 + name.utf8.count + id.rawValue.utf8.count
+            return 5 + name.utf8.count + idByteCount(id)
         }
     }
 
     private static func writeContext(_ context: TokenContext, to sink: (UnsafeRawBufferPointer) -> Void) {
-        // Names are the API's fixed spellings and IDs are `ContextID`s (A-Z a-z 0-9 - _ . ~ @ + =, or `*` for a
-        // trusted driver's every task): nothing here needs escaping.
+        // Names are the API's fixed spellings; IDs are written as JSON strings (``writeID(_:to:)``).
         switch context {
         case .tasks(let list):
             writeASCII(#"{"taskIds":["#, to: sink)
             for (offset, id) in list.ids.enumerated() {
                 if offset > 0 { writeASCII(",", to: sink) }
-                writeString(id.rawValue, to: sink)
+                writeID(id, to: sink)
             }
             writeASCII("]}", to: sink)
         case .trustedDeliveryVehicle(let vehicle, let task):
             writeASCII(#"{"deliveryVehicleId":"#, to: sink)
-            writeString(vehicle.rawValue, to: sink)
+            writeID(vehicle, to: sink)
             writeASCII(#","taskId":"#, to: sink)
-            writeString(task.rawValue, to: sink)
+            switch task {
+            case .one(let task): writeID(task, to: sink)
+            case .all: writeASCII(#""*""#, to: sink)
+            }
             writeASCII("}", to: sink)
         default:
             guard let name = context.parameterName, let id = context.id else { return writeASCII("{}", to: sink) }
             writeASCII("{", to: sink)
             writeString(name, to: sink)
             writeASCII(":", to: sink)
-            writeString(id.rawValue, to: sink)
+            writeID(id, to: sink)
             writeASCII("}", to: sink)
         }
+    }
+
+    /// An ID as a JSON string: copied between quotes when it needs no escaping (nearly always), else as
+    /// `JSON.serialize` escapes it (`"`, `\`, control characters).
+    private static func writeID(_ id: ContextID, to sink: (UnsafeRawBufferPointer) -> Void) {
+        guard id.isJSONSafe else { return JSON.serialize(.string(id.rawValue)).withUnsafeBytes(sink) }
+        writeString(id.rawValue, to: sink)
+    }
+
+    private static func idByteCount(_ id: ContextID) -> Int {
+        id.isJSONSafe ? id.rawValue.utf8.count + 2 : JSON.serialize(.string(id.rawValue)).count
     }
 
     // MARK: - Bytes

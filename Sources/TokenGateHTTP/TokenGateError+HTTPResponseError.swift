@@ -50,20 +50,33 @@ extension TokenGateError: HTTPResponseError {
 
     private static let bearerChallenge = HTTPField(name: .wwwAuthenticate, value: #"Bearer realm="tokengate""#)
 
-    /// The answer's body. Fixed per code, so made once: a denial copies a buffer reference, nothing else.
-    var bodyBuffer: ByteBuffer { Self.bodies[code] ?? ByteBuffer(bytes: body) }
+    /// The answer's body. Fixed per code, and per refusal of an ID, so made once: a denial copies a buffer
+    /// reference, nothing else.
+    var bodyBuffer: ByteBuffer {
+        if let refusedID { return Self.refusalBodies[refusedID] ?? ByteBuffer(bytes: body) }
+        return Self.bodies[code] ?? ByteBuffer(bytes: body)
+    }
 
-    /// `{"error":{"code":"…","message":"…"}}` with the code's fixed message: the reason is for the log only.
-    var body: [UInt8] { Self.body(for: code) }
+    /// `{"error":{"code":"…","message":"…"}}` with the fixed message (``publicMessage``): the reason is for the log
+    /// only.
+    var body: [UInt8] { Self.body(code: code, message: publicMessage) }
 
     private static let bodies: [Code: ByteBuffer] = Dictionary(
-        uniqueKeysWithValues: Code.allCases.map { ($0, ByteBuffer(bytes: body(for: $0))) })
+        uniqueKeysWithValues: Code.allCases.map { ($0, ByteBuffer(bytes: body(code: $0, message: $0.publicMessage))) })
 
-    /// The error body of `code`.
-    static func body(for code: Code) -> [UInt8] {
+    private static let refusalBodies: [ContextID.Refusal: ByteBuffer] = Dictionary(
+        uniqueKeysWithValues: ContextID.Refusal.allCases.map {
+            ($0, ByteBuffer(bytes: body(code: .invalidRequest, message: $0.description)))
+        })
+
+    /// The error body of `code`, with its own message.
+    static func body(for code: Code) -> [UInt8] { body(code: code, message: code.publicMessage) }
+
+    /// The error body of `code` with `message`.
+    static func body(code: Code, message: String) -> [UInt8] {
         var error = JSONObject()
         error["code"] = .string(code.rawValue)
-        error["message"] = .string(code.publicMessage)
+        error["message"] = .string(message)
         return JSON.serialize(.object(JSONObject(["error": .object(error)])))
     }
 }

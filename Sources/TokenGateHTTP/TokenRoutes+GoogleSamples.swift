@@ -65,17 +65,22 @@ extension TokenRoutes {
             throw TokenGateError(.notFound, "provider \(id) does not enable compatibility: google-samples")
         }
         let contextID = context.parameters.get("contextId")
-        func needsID(_ type: TokenType, _ parameter: String, _ shape: SampleShape) throws(TokenGateError)
+        // The ID segment is percent-decoded as UTF-8, as a path is (a `+` is a plus); the token route then checks it
+        // against Fleet Engine's rule like any other.
+        func needsID(_ type: TokenType, _ field: ContextID.Field, _ shape: SampleShape) throws(TokenGateError)
             -> (type: TokenType, parameters: [String: String], shape: SampleShape)
         {
             guard let contextID else { throw TokenGateError(.invalidRequest, "this sample route needs an ID: /token/{type}/{id}") }
-            return (type, [parameter: contextID], shape)
+            guard let id = PercentDecoding.text(of: contextID[...], plusIsSpace: false) else {
+                throw TokenGateError(refusing: ContextID.Refusal(field, .invalidUTF8))
+            }
+            return (type, [field.rawValue: id], shape)
         }
         switch context.parameters.get("sampleType") ?? "" {
-        case "consumer": return try needsID(.consumer, "tripId", .onDemand)
-        case "driver": return try needsID(.driver, "vehicleId", .onDemand)
-        case "delivery_driver": return try needsID(.deliveryDriver, "deliveryVehicleId", .lastMile)
-        case "delivery_consumer": return try needsID(.deliveryConsumer, "trackingId", .lastMile)
+        case "consumer": return try needsID(.consumer, .tripId, .onDemand)
+        case "driver": return try needsID(.driver, .vehicleId, .onDemand)
+        case "delivery_driver": return try needsID(.deliveryDriver, .deliveryVehicleId, .lastMile)
+        case "delivery_consumer": return try needsID(.deliveryConsumer, .trackingId, .lastMile)
         case "fleet_reader":
             guard contextID == nil else { throw TokenGateError(.invalidRequest, "fleet_reader takes no ID") }
             let type: TokenType = runtime.backend.tokenTypes.contains(.deliveryFleetReader) ? .deliveryFleetReader : .fleetReader

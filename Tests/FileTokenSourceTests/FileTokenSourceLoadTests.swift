@@ -152,6 +152,31 @@ import TokenGateTesting
         #expect(fixture.logs.all.first { $0.level == .warning }?.metadata["reason"] == "invalid_context")
     }
 
+    /// The file's keys are Fleet Engine's IDs: a space, any letter, an emoji, a control in a quoted key; one outside
+    /// the rule is skipped naming the rule, its entry escaped in the log line.
+    @Test func filesTokensUnderAnyIDFleetEngineTakesAndSkipsOthersNamingTheRule() async throws {
+        let fixture = try Fixture()
+        let ids = ["p1 space", "caf\u{E9} \u{1F695}", "tab\there"]
+        let tokens = try ids.map { try Fixture.token(.trip(.id($0))) }
+        let decomposed = try Fixture.token(.trip(.id("caf\u{E9}")))
+        try fixture.write(
+            """
+            consumer:
+              "p1 space": \(tokens[0])
+              "caf\u{E9} \u{1F695}": \(tokens[1])
+              "tab\\there": \(tokens[2])
+              "cafe\u{301}\\nforged": \(decomposed)
+            """)
+        let source = try await fixture.makeSource()
+        #expect(source.tokenCount == 3)
+        for (id, token) in zip(ids, tokens) { #expect(try await source.issue(.with(.trip(.id(id)))).compact == token) }
+        let warning = try #require(fixture.logs.all.first { $0.level == .warning })
+        #expect(warning.metadata["reason"] == "invalid_context")
+        #expect(warning.metadata["detail"] == "not a Fleet Engine ID: it is not in Unicode Normalization Form C")
+        // The combining mark is shown (it is a letter's accent); the line feed could forge a line, and is escaped.
+        #expect(warning.metadata["entry"] == "consumer.cafe\u{301}\\u{A}forged", "\(warning.metadata)")
+    }
+
     /// A file that holds tokens none of which can be served is an error, not an empty source that looks loaded.
     @Test func aFileNoneOfWhoseTokensVerifiesIsRefused() async throws {
         let fixture = try Fixture()

@@ -102,4 +102,19 @@ import Testing
         #expect(first.hashValue == second.hashValue)
         #expect(first != ["a": 1])
     }
+
+    /// A line of a log: what could break or disguise it where people and line-oriented tools read it is escaped too,
+    /// and it still parses back to the same value; plain text is written as `serialize` writes it.
+    @Test func aLogLineEscapesWhatCouldBreakOrDisguiseIt() throws {
+        let value: JSONValue = .object([
+            "tripId": "a\u{7F}b\u{85}c\u{2028}d\u{202E}e\u{200D}f\u{A0}g\u{E0001}h caf\u{E9} \u{1F695}\n\"\\",
+            "plain": "trip-42",
+        ])
+        let line = String(decoding: JSON.serializeLine(value), as: UTF8.self)
+        #expect(
+            line
+                == #"{"tripId":"a\u007fb\u0085c\u2028d\u202ee\u200df\u00a0g\udb40\udc01h café 🚕\n\"\\","plain":"trip-42"}"#)
+        #expect(try JSON.parse(Array(line.utf8)) == value)
+        #expect(JSON.serializeLine(.object(["plain": "trip-42"])) == JSON.serialize(.object(["plain": "trip-42"])))
+    }
 }

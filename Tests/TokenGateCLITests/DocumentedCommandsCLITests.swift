@@ -38,6 +38,24 @@ import Testing
         }
     }
 
+    /// The HTTP API's IDs section: curl's `--data-urlencode` sends the trip `p1 space` (as `p1+space`), and the token
+    /// is for `p1 space`.
+    @Test func theIDsSectionsCurlGetsATokenForATripWithASpace() async throws {
+        try await withCLI { cli in
+            try cli.write("config.yaml", try DocumentedCommands.repositoryFile("config.yaml"))
+            let server = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
+            let ports = DocumentedCommands.Ports(public: server.port, admin: try await server.listeningAdminPort())
+            let page = try DocumentedCommands.repositoryFile("docs/http-api.md")
+            let block = try DocumentedCommands.shellBlock(in: page, after: "From a shell, `curl --get --data-urlencode`")
+            let result = try await DocumentedCommands.run(block, in: cli, ports: ports)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout.contains(#""context":{"tripId":"p1 space"}"#), "\(result)")
+            let token = try #require(try JSON.parse(Array(result.stdout.utf8)).objectValue?["token"]?.stringValue)
+            #expect(JWTVerifier.decodeUnverified(token).claims?["authorization"] == .object(["tripid": "p1 space"]))
+            try await server.stop()
+        }
+    }
+
     @Test func mintSessionsExampleGetsATokenForTheSessionsTrip() async throws {
         try await withCLI { cli in
             let page = try DocumentedCommands.repositoryFile("docs/cli.md")

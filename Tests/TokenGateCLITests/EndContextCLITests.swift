@@ -49,6 +49,23 @@ import Testing
             #expect(lifted.stdout.contains("lifted"), "\(lifted)")
             #expect(try await Self.status(token) == 200)
 
+            // Any ID Fleet Engine takes is sent percent-encoded as one path segment: a space, a plus, a percent sign, a
+            // letter of any script arrive as given; one outside the rule is a usage error naming the option and the rule.
+            let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+            for id in ["p1 space", "a+b%c", "caf\u{E9} \u{1F695}"] {
+                let query = try #require(id.addingPercentEncoding(withAllowedCharacters: unreserved))
+                let url = "http://127.0.0.1:\(server.port)/v1/providers/\(CLIFixtures.providerID)/tokens/consumer?tripId=\(query)"
+                #expect(try await Self.status(url) == 200)
+                let endedID = try await cli.run(
+                    ["end-context", "--admin-url", adminURL, "--provider", CLIFixtures.providerID, "--trip-id", id], environment: environment)
+                #expect(endedID.status == 0, "\(endedID)")
+                #expect(endedID.stdout.contains("consumer tripId=\(id) at \(CLIFixtures.providerID): ended until"), "\(endedID)")
+                #expect(try await Self.status(url) == 410, "\(id)")
+            }
+            let outside = try await cli.run(
+                ["end-context", "--admin-url", adminURL, "--provider", CLIFixtures.providerID, "--trip-id", "a/b"], environment: environment)
+            #expect(outside.status == 2 && outside.stderr.contains("--trip-id contains '/', ':', '?', ',' or '#'"), "\(outside)")
+
             // A wrong key: the gateway's code, status 3; no key at all: a usage error, status 2; nobody there: 4.
             let refused = try await cli.run(command, environment: ["TOKENGATE_ADMIN_KEY": "not-the-key"])
             #expect(refused.status == 3, "\(refused)")

@@ -60,6 +60,28 @@ import Testing
         }
     }
 
+    /// `mint` and `verify-token` take any ID Fleet Engine takes, as given, and refuse one that breaks its rule
+    /// naming the option and the rule.
+    @Test func mintAndVerifyTakeFleetEnginesIDsAsGiven() async throws {
+        try await withCLI { cli in
+            try cli.write("config.yaml", try CLIFixtures.staticKeyConfig(apiKey: Self.apiKey))
+            for id in ["p1 space", "a+b%c&d=e", "caf\u{E9} \u{1F695}"] {
+                let minted = try await cli.run(["mint"] + Self.provider + ["--trip-id", id])
+                #expect(minted.status == 0, "\(minted)")
+                let token = minted.stdout.trimmingCharacters(in: .newlines)
+                let claim = JWTVerifier.decodeUnverified(token).claims?["authorization"]?.objectValue?["tripid"]?.stringValue
+                #expect(claim?.utf8.elementsEqual(id.utf8) == true, "\(id)")
+                let verified = try await cli.run(["verify-token", token] + Self.provider + ["--trip-id", id])
+                #expect(verified.status == 0 && verified.stdout.contains("verdict: valid"), "\(verified)")
+            }
+            for (id, rule) in [("a/b", "contains '/', ':', '?', ',' or '#'"), ("cafe\u{301}", "is not in Unicode Normalization Form C")] {
+                let refused = try await cli.run(["mint"] + Self.provider + ["--trip-id", id])
+                #expect(refused.status == 2, "\(refused)")
+                #expect(refused.stderr.contains("--trip-id \(rule)"), "\(refused)")
+            }
+        }
+    }
+
     struct Scenario: Sendable, CustomTestStringConvertible {
         let scope: [String]
         /// nil: valid.

@@ -15,11 +15,26 @@ import TokenGateCore
         #expect(try TokenContext.parse(type: .server, parameters: [:]) == .fleet)
     }
 
-    @Test(arguments: ["", "*", "a/b", "trip:1", "trip?1", "trip#1", "trip 1", String(repeating: "x", count: 65), "tr\u{00E9}p"])
-    func refusesBadIDs(id: String) {
-        #expect(throws: ContextError.invalidID(parameter: "tripId")) {
+    @Test(arguments: [
+        ("", ContextID.Violation.empty), ("*", .wildcard), ("a/b", .reservedCharacter), ("trip:1", .reservedCharacter),
+        ("trip?1", .reservedCharacter), ("trip#1", .reservedCharacter), ("a,b", .reservedCharacter),
+        (String(repeating: "x", count: 65), .tooLong), ("tre\u{301}p", .notNFC),
+    ])
+    func refusesIDsOutsideFleetEnginesRuleNamingTheRule(id: String, violation: ContextID.Violation) {
+        #expect(throws: ContextError.invalidID(ContextID.Refusal(.tripId, violation))) {
             try TokenContext.parse(type: .consumer, parameters: ["tripId": id])
         }
+        // In a list the comma separates IDs: `a,,b` holds an empty one.
+        let (list, inList) = id == "a,b" ? ("t1,a,,b", ContextID.Violation.empty) : ("t1,\(id)", violation)
+        #expect(throws: ContextError.invalidID(ContextID.Refusal(.taskIds, inList))) {
+            try TokenContext.parse(type: .batchTasks, parameters: ["taskIds": list])
+        }
+    }
+
+    @Test(arguments: ["trip 1", "tr\u{00E9}p", "p1+space", "50%&x=y", "🚕", "a*b", "..", "a\u{0}b"])
+    func takesEveryIDFleetEngineTakes(id: String) throws {
+        #expect(try TokenContext.parse(type: .consumer, parameters: ["tripId": id]) == .trip(ContextID(id)!))
+        #expect(TokenContext.trip(ContextID(id)!).authorizationClaim == JSONObject(["tripid": .string(id)]))
     }
 
     @Test func refusesParametersOfAnotherType() {

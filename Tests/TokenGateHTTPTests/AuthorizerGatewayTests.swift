@@ -261,6 +261,11 @@ import TokenGateTesting
                 #expect(response.status == 200, "\(response.text)")
                 #expect(authorizer.received.map(\.query) == ["subject=rider%201%2F%C3%BC%26x%3Dy%23z&tripId=t%2B1%3Dx%40y~z"])
                 #expect(authorizer.received.first?.parameters == ["subject": "rider 1/ü&x=y#z", "tripId": "t+1=x@y~z"])
+                // The query's `+` is a space, as browsers write it: the authorizer is asked about the trip the app named.
+                let spaced = try await gateway.get(Self.trip("p1+space%C3%A9"), bearer: try fixture.session("rider 1/ü&x=y#z"))
+                #expect(spaced.status == 200, "\(spaced.text)")
+                #expect(authorizer.received.last?.query == "subject=rider%201%2F%C3%BC%26x%3Dy%23z&tripId=p1%20space%C3%A9")
+                #expect(authorizer.received.last?.parameters["tripId"] == "p1 space\u{E9}")
             }
         }
     }

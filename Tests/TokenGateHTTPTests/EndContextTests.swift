@@ -106,6 +106,65 @@ import TokenGateTesting
         }
     }
 
+    /// The `{contextId}` segment is percent-decoded as UTF-8, `+` a plus (a path is no form), and the ID follows
+    /// Fleet Engine's rule; a batch's JSON carries IDs as JSON strings. A refused ID is named with its rule.
+    @Test func anIDInThePathIsDecodedAsUTF8AndCheckedAgainstFleetEnginesRule() async throws {
+        let fixture = try GatewayFixture()
+        try await fixture.withGateway { gateway in
+            let admin = RunningGateway.Endpoint(baseURL: gateway.adminURL)
+            // Sent as written: an HTTP client library would re-encode `%FF`.
+            let connection = try await RawConnection.open(port: try #require(Int(gateway.adminURL.split(separator: ":").last ?? "")))
+            func end(_ segment: String) async throws -> (status: Int, json: JSONObject) {
+                let target = "/admin/v1/providers/acme-rides/contexts/consumer/\(segment)/end"
+                try await connection.send(
+                    "POST \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(GatewayFixture.acmeAdminKey)\r\n\r\n")
+                let response = try #require(try await connection.readResponse())
+                return (response.status, try JSON.parse(response.body).objectValue ?? [:])
+            }
+            func trip(_ query: String) async throws -> Int {
+                try await gateway.get("/v1/providers/acme-rides/tokens/consumer?tripId=\(query)", bearer: GatewayFixture.apiKey).status
+            }
+            let spaced = try await end("p1%20space")
+            #expect(spaced.status == 200 && spaced.json["contextId"] == "p1 space", "\(spaced.json)")
+            #expect(try await trip("p1+space") == 410)
+            #expect(try await trip("p1%2Bspace") == 200)
+            #expect(try await end("a+b").json["contextId"] == "a+b")
+            #expect(try await trip("a%2Bb") == 410)
+            #expect(try await trip("a+b") == 200)
+            #expect(try await end("caf%C3%A9%20%F0%9F%9A%95").json["contextId"] == "caf\u{E9} \u{1F695}")
+            #expect(try await trip("caf%C3%A9+%F0%9F%9A%95") == 410)
+            for (segment, rule) in [
+                ("a%2Fb", "contains '/', ':', '?', ',' or '#'"), ("%FF", "is not valid UTF-8"), ("e%CC%81", "is not in Unicode Normalization Form C"),
+                (String(repeating: "x", count: 65), "is longer than 64 characters (Unicode code points)"), ("*", "is '*', which is never an ID"),
+            ] {
+                let refused = try await end(segment)
+                #expect(refused.status == 400 && refused.json["error"]?.objectValue?["code"] == "invalid_request", "\(segment)")
+                #expect(refused.json["error"]?.objectValue?["message"] == .string("contextId \(rule)"), "\(segment)")
+            }
+
+            let batch: JSONObject = [
+                "contexts": [
+                    .object(["tokenType": "consumer", "contextId": "tab\there"]), .object(["tokenType": "driver", "contextId": "\u{1F695} 7"]),
+                ]
+            ]
+            let ended = try await admin.request(
+                "POST", "/admin/v1/providers/acme-rides/contexts/end", bearer: GatewayFixture.acmeAdminKey, body: JSON.serialize(.object(batch)))
+            #expect(ended.status == 200 && ended.json["ended"] == 2, "\(ended.text)")
+            #expect(try await trip("tab%09here") == 410)
+            #expect(
+                try await gateway.get("/v1/providers/acme-rides/tokens/driver?vehicleId=%F0%9F%9A%95+7", bearer: GatewayFixture.apiKey).status == 410)
+            // One entry outside the rule refuses the whole batch, naming the rule (its index is in the log).
+            let mixed: JSONObject = [
+                "contexts": [.object(["tokenType": "consumer", "contextId": "fine"]), .object(["tokenType": "consumer", "contextId": "e\u{301}"])]
+            ]
+            let refused = try await admin.request(
+                "POST", "/admin/v1/providers/acme-rides/contexts/end", bearer: GatewayFixture.acmeAdminKey, body: JSON.serialize(.object(mixed)))
+            #expect(refused.status == 400)
+            #expect(refused.json["error"]?.objectValue?["message"] == "contextId is not in Unicode Normalization Form C")
+            #expect(try await trip("fine") == 200)
+        }
+    }
+
     /// Wrong admin keys are counted, logged and limited per address like callers' failures (60 a minute, 20 at
     /// once): past the limit they are answered 429 with Retry-After, while a right key from the same address
     /// still ends trips.

@@ -67,10 +67,14 @@ import TokenGateTesting
                   type: static-key
                   keys:
                     consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
-                    driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
                     delivery-consumer: [{ serviceAccountFile: keys/delivery.json, generateIfMissing: true }]
+                    driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
+                    delivery-driver: [{ serviceAccountFile: keys/delivery-driver.json, generateIfMissing: true }]
                 clients:
-                  - { name: dispatch, type: api-key, keySha256: \(digest), allow: { consumer: any, driver: any, delivery-consumer: any } }
+                  - name: dispatch
+                    type: api-key
+                    keySha256: \(digest)
+                    allow: { consumer: any, delivery-consumer: any, driver: any, delivery-driver: any }
                 adminKeys: [{ name: acme-ops, keySha256: \(HexBytes.encode(try Digest.sha256(Array(adminKey.utf8)))) }]
                 events:
                   audience: \(audience)
@@ -211,6 +215,60 @@ import TokenGateTesting
         }
     }
 
+    /// Fleet Engine's deletions (2025) end what they delete by default: a trip, a vehicle, a delivery vehicle (both
+    /// delivery drivers' tokens); a deletion that failed ends nothing; the entity created again later with the same
+    /// ID is served again, but not by a creation older than the deletion (Pub/Sub delivers out of order).
+    @Test func aDeletedEntityIsEndedAndServedAgainOnlyWhenCreatedAfterwards() async throws {
+        try await Self.withGateway { gateway, google, clock in
+            let trip = Self.trip("p1+space")
+            #expect(try await gateway.get(trip, bearer: Self.apiKey).status == 200)
+            let deleted = FleetEngineLogEntryShape.deletion(
+                "type.googleapis.com/maps.fleetengine.v1.DeleteTripLog", request: ["tripId": "p1 space"], at: "2026-11-27T07:00:00Z")
+            let answer = try await Self.send(gateway, Self.push(deleted), token: try google.token(now: clock.now))
+            #expect(answer.json["outcome"] == "ended", "\(answer.text)")
+            #expect(answer.json["contexts"] == .array([.object(["tokenType": "consumer", "contextId": "p1 space"])]))
+            #expect(try await gateway.get(trip, bearer: Self.apiKey).status == 410)
+
+            let van = "/v1/providers/acme-rides/tokens/delivery-driver?deliveryVehicleId=van%203"
+            let vehicle = "/v1/providers/acme-rides/tokens/driver?vehicleId=%F0%9F%9A%95-7"
+            #expect(try await gateway.get(van, bearer: Self.apiKey).status == 200)
+            #expect(try await gateway.get(vehicle, bearer: Self.apiKey).status == 200)
+            for entry in [
+                FleetEngineLogEntryShape.deletion(
+                    "type.googleapis.com/maps.fleetengine.delivery.log.v1.DeleteDeliveryVehicleLog",
+                    request: ["name": "providers/acme-rides/deliveryVehicles/van 3"], at: "2026-11-27T07:00:01Z"),
+                FleetEngineLogEntryShape.deletion(
+                    "type.googleapis.com/maps.fleetengine.v1.DeleteVehicleLog", request: ["vehicleId": "\u{1F695}-7"], at: "2026-11-27T07:00:02Z"),
+            ] {
+                let ended = try await Self.send(gateway, Self.push(entry), token: try google.token(now: clock.now))
+                #expect(ended.json["outcome"] == "ended", "\(ended.text)")
+            }
+            #expect(try await gateway.get(van, bearer: Self.apiKey).status == 410)
+            #expect(try await gateway.get(vehicle, bearer: Self.apiKey).status == 410)
+
+            // A deletion Fleet Engine refused deleted nothing.
+            let failed = FleetEngineLogEntryShape.deletion(
+                "type.googleapis.com/maps.fleetengine.v1.DeleteTripLog", request: ["tripId": "trip-9"], at: "2026-11-27T07:00:03Z",
+                error: ["httpStatusCode": 400, "code": "FAILED_PRECONDITION", "message": "Trip is active and assigned to a vehicle"])
+            let refused = try await Self.send(gateway, Self.push(failed), token: try google.token(now: clock.now))
+            #expect(refused.json["outcome"] == "ignored", "\(refused.text)")
+            #expect(try await gateway.get(Self.trip("trip-9"), bearer: Self.apiKey).status == 200)
+
+            // The trip created again: a creation logged before the deletion lifts nothing, one logged after does.
+            func created(at time: String) -> [UInt8] {
+                FleetEngineLogEntryShape.entry(
+                    "type.googleapis.com/maps.fleetengine.v1.CreateTripLog",
+                    response: ["name": "providers/acme-rides/trips/p1 space", "status": "TRIP_STATUS_NEW"], at: time)
+            }
+            let stale = try await Self.send(gateway, Self.push(created(at: "2026-11-27T06:59:00Z")), token: try google.token(now: clock.now))
+            #expect(stale.json["outcome"] == "kept", "\(stale.text)")
+            #expect(try await gateway.get(trip, bearer: Self.apiKey).status == 410)
+            let again = try await Self.send(gateway, Self.push(created(at: "2026-11-27T08:00:00Z")), token: try google.token(now: clock.now))
+            #expect(again.json["outcome"] == "lifted", "\(again.text)")
+            #expect(try await gateway.get(trip, bearer: Self.apiKey).status == 200)
+        }
+    }
+
     /// Forged, expired, wrong-audience, wrong-account and unverified pushes change nothing, are refused (so Pub/Sub
     /// retries them) and counted.
     @Test func anUnverifiedPushEndsNothing() async throws {
@@ -287,13 +345,31 @@ import TokenGateTesting
 
 /// LogEntry JSON in the shape Fleet Engine's Cloud Logging sink writes.
 enum FleetEngineLogEntryShape {
-    static func entry(_ type: String, response: JSONObject) -> [UInt8] {
-        let entry: JSONObject = [
+    static func entry(_ type: String, response: JSONObject, at timestamp: String? = nil) -> [UInt8] {
+        var entry: JSONObject = [
             "insertId": "1a2b3c",
             "jsonPayload": .object(["@type": .string(type), "request": .object([:]), "response": .object(response)]),
             "resource": .object(["type": "fleetengine.googleapis.com/Fleet", "labels": .object(["resource_container": "projects/acme-rides"])]),
             "logName": "projects/acme-rides/logs/fleetengine.googleapis.com%2Fupdate_trip",
         ]
+        if let timestamp { entry["timestamp"] = .string(timestamp) }
+        return JSON.serialize(.object(entry))
+    }
+
+    /// A deletion's entry: its call returns nothing, so a `request` and no `response`; an `errorResponse` (and
+    /// severity ERROR) when the call failed.
+    static func deletion(_ type: String, request: JSONObject, at timestamp: String, error: JSONObject? = nil) -> [UInt8] {
+        var payload: JSONObject = ["@type": .string(type), "request": .object(request)]
+        var entry: JSONObject = [
+            "insertId": "7g8h9i", "timestamp": .string(timestamp),
+            "resource": .object(["type": "fleetengine.googleapis.com/Fleet", "labels": .object(["resource_container": "projects/acme-rides"])]),
+            "logName": "projects/acme-rides/logs/fleetengine.googleapis.com%2Fdelete_trip",
+        ]
+        if let error {
+            payload["errorResponse"] = .object(error)
+            entry["severity"] = "ERROR"
+        }
+        entry["jsonPayload"] = .object(payload)
         return JSON.serialize(.object(entry))
     }
 }

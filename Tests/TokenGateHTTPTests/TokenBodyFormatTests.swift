@@ -82,7 +82,7 @@ import TokenGateHTTP
     }
 
     /// One context of every shape a body can carry: one ID, a vehicle and its task (or every task), a task list,
-    /// none.
+    /// none; and each with IDs that need escaping.
     static func everyKindOfContext() throws -> [TokenContext] {
         let id = { (raw: String) throws -> ContextID in try #require(ContextID(raw)) }
         return [
@@ -91,6 +91,10 @@ import TokenGateHTTP
             .tracking(try id("track@6")), .task(try id("t+7=")),
             .tasks(try TaskIDList([try id("a"), try id("b-2"), try id("c")])), .tasks(try TaskIDList([try id("only")])),
             .fleetReader, .deliveryFleetReader, .fleet,
+            // Fleet Engine's IDs may hold what JSON escapes (`"`, `\`, controls) and any letter, which it does not.
+            .trip(try id("q\"uote\\ \n\u{1}")), .vehicle(try id("caf\u{E9} \u{1F695}")),
+            .trustedDeliveryVehicle(try id("v\"1"), task: .one(try id("t\\2"))), .trustedDeliveryVehicle(try id("v\t"), task: .all),
+            .tasks(try TaskIDList([try id("a\""), try id("\u{E9}"), try id("\u{7}")])),
         ]
     }
 }

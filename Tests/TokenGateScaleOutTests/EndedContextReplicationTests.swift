@@ -39,6 +39,33 @@ struct EndedContextReplicationTests {
         }
     }
 
+    /// Any ID Fleet Engine takes (a space, `%`, `=`, an emoji, a control character) is ended and lifted at every
+    /// replica: the channel's message carries it percent-encoded, and it reads back as the same ID.
+    @Test func anyFleetEngineIDEndedAtOneReplicaIsRefusedAtEveryReplica() async throws {
+        try await ScaleOutFixture.with { fixture, _, replicas in
+            let encoded = "p1%20space%25%F0%9F%9A%95%0A%3D"
+            for replica in replicas { #expect(try await replica.consumerToken(encoded).status == 200) }
+            let path = "/admin/v1/providers/acme-rides/contexts/consumer/\(encoded)/end"
+            let ended = try await replicas[0].adminRequest("POST", path)
+            #expect(ended.status == 200 && ended.json["contextId"] == "p1 space%\u{1F695}\n=", "\(ended.text)")
+            for replica in replicas[1...] {
+                #expect(
+                    try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                        try await replica.consumerToken(encoded).errorCode == "context_ended"
+                    })
+                // The same trip however the query spells it.
+                #expect(try await replica.consumerToken("p1+space%25%F0%9F%9A%95%0a=").errorCode == "context_ended")
+            }
+            #expect(try await replicas[2].adminRequest("DELETE", path).status == 200)
+            for replica in replicas {
+                #expect(
+                    try await eventually(within: TestTiming.bound(.seconds(1)), every: .milliseconds(10)) {
+                        try await replica.consumerToken(encoded).status == 200
+                    })
+            }
+        }
+    }
+
     /// An end deletes the context's sealed token from Redis, so once the end is lifted no replica adopts the token
     /// minted before it; and a lift a replica never heard of (its subscription cut as it was published) is caught
     /// up when it subscribes again.

@@ -22,6 +22,21 @@ import TokenGateTesting
         }
     }
 
+    /// Any ID Fleet Engine takes travels percent-encoded as UTF-8, so the old token server reads back the ID the app
+    /// sent (a space, `%`, `&`, `=`, a letter, an emoji), and the token it returns is checked for exactly that ID.
+    @Test func templatesCarryAnyFleetEngineIDAsUTF8() async throws {
+        try await UpstreamFixture.run { fixture in
+            let url = "\(fixture.upstream.baseURL)/trips/{tripId}?id={contextId}"
+            let context = TokenContext.trip(ContextID("p1 caf\u{E9}\u{1F695}%&=")!)
+            let path = "/trips/p1%20caf%C3%A9%F0%9F%9A%95%25%26%3D"
+            fixture.upstream.script(path, [fixture.tokenResponse(try fixture.token(for: context))])
+            let backend = try await fixture.backend(fixture.config(url: url))
+            _ = try await backend.issue(TokenRequest(provider: UpstreamFixture.provider, context: context))
+            let received = try #require(fixture.upstream.requests(to: path).first)
+            #expect(received.uri == "\(path)?id=p1%20caf%C3%A9%F0%9F%9A%95%25%26%3D")
+        }
+    }
+
     @Test func aDotOnlyContextIDNeverBecomesAPathSegment() async throws {
         try await UpstreamFixture.run { fixture in
             let backend = try await fixture.backend(fixture.config(url: "\(fixture.upstream.baseURL)/trips/{tripId}/token"))

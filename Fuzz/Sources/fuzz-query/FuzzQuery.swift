@@ -3,12 +3,14 @@ import TokenGateCore
 
 @testable import LinkedQueryParameters
 
-// LinkedQueryParameters is TokenGateHTTP's own QueryParameters.swift and RequestLimits.swift (see Package.swift).
+// LinkedQueryParameters is TokenGateHTTP's own QueryParameters.swift, PercentDecoding.swift and RequestLimits.swift
+// (see Package.swift).
 let limits = RequestLimits()
 
 /// The token route's query-string parser, checked against a plain reading of its rules: split on "&" (a trailing
-/// "&" adds nothing), the name is the text before the first "=", the value is percent-decoded unless its encoding
-/// is malformed; refused when there are too many parameters, a value is too long, a name repeats or is unknown.
+/// "&" adds nothing), the name is the text before the first "=", name and value are percent-decoded as browsers
+/// encode (a "+" is a space, a malformed escape stays as it is); refused when there are too many parameters, a value
+/// other than a task list is too long, a name repeats or is unknown, or a name or value is not UTF-8 once decoded.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzQuery(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let query = String(decoding: fuzzInput(data, size), as: UTF8.self)
@@ -31,10 +33,11 @@ enum Reference {
         var result: [String: String] = [:]
         for part in parts {
             let equals = part.firstIndex(of: UInt8(ascii: "="))
-            let name = String(decoding: part[..<(equals ?? part.endIndex)], as: UTF8.self)
-            let raw = equals.map { Array(part[($0 + 1)...]) } ?? []
-            let value = decoded(raw).map { String(decoding: $0, as: UTF8.self) } ?? String(decoding: raw, as: UTF8.self)
-            guard value.utf8.count <= limits.maxQueryValueBytes, result[name] == nil,
+            let rawName = Array(part[..<(equals ?? part.endIndex)])
+            let rawValue = equals.map { Array(part[($0 + 1)...]) } ?? []
+            guard let name = String(validating: decoded(rawName), as: UTF8.self),
+                let value = String(validating: decoded(rawValue), as: UTF8.self),
+                value.utf8.count <= limits.maxQueryValueBytes || name == "taskIds", result[name] == nil,
                 TokenContext.allParameterNames.contains(name)
             else { return nil }
             result[name] = value
@@ -42,19 +45,18 @@ enum Reference {
         return result
     }
 
-    /// `%XX` decoded; nil when a "%" is not followed by two hex digits.
-    static func decoded(_ raw: [UInt8]) -> [UInt8]? {
+    /// `%XX` decoded and "+" a space; a "%" not followed by two hex digits is kept.
+    static func decoded(_ raw: [UInt8]) -> [UInt8] {
         var output: [UInt8] = []
         var index = 0
         while index < raw.count {
-            if raw[index] != UInt8(ascii: "%") {
-                output.append(raw[index])
+            if raw[index] == UInt8(ascii: "%"), index + 2 < raw.count, let high = hex(raw[index + 1]), let low = hex(raw[index + 2]) {
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(raw[index] == UInt8(ascii: "+") ? UInt8(ascii: " ") : raw[index])
                 index += 1
-                continue
             }
-            guard index + 2 < raw.count, let high = hex(raw[index + 1]), let low = hex(raw[index + 2]) else { return nil }
-            output.append(high << 4 | low)
-            index += 3
         }
         return output
     }

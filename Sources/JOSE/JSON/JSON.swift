@@ -14,4 +14,14 @@ public enum JSON {
         JSONSerializer.write(value, to: &output)
         return output
     }
+
+    /// ``serialize(_:)`` for one line of a log file (the audit log, JSON log lines), which people and line-oriented
+    /// tools read too: every character that could break or disguise the line there (DEL, C1 controls such as NEL,
+    /// bidirectional overrides and other format characters, line and paragraph separators, other spaces, private-use
+    /// and unassigned code points) is also escaped, as `\uXXXX`. It parses back to the same value.
+    public static func serializeLine(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        JSONSerializer.write(value, to: &output, forLine: true)
+        return output
+    }
 }

@@ -1,6 +1,6 @@
 /// Compact JSON output in member order.
 enum JSONSerializer {
-    static func write(_ value: JSONValue, to output: inout [UInt8]) {
+    static func write(_ value: JSONValue, to output: inout [UInt8], forLine: Bool = false) {
         switch value {
         case .null: output += Array("null".utf8)
         case .bool(let flag): output += Array((flag ? "true" : "false").utf8)
@@ -8,21 +8,21 @@ enum JSONSerializer {
         case .double(let double):
             // JSON has no NaN or infinity; the parser never produces them, so only hand-built values get here.
             output += Array((double.isFinite ? "\(double)" : "null").utf8)
-        case .string(let string): writeString(string, to: &output)
+        case .string(let string): forLine ? writeLineString(string, to: &output) : writeString(string, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (offset, element) in elements.enumerated() {
                 if offset > 0 { output.append(UInt8(ascii: ",")) }
-                write(element, to: &output)
+                write(element, to: &output, forLine: forLine)
             }
             output.append(UInt8(ascii: "]"))
         case .object(let object):
             output.append(UInt8(ascii: "{"))
             for (offset, member) in object.enumerated() {
                 if offset > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(member.key, to: &output)
+                if forLine { writeLineString(member.key, to: &output) } else { writeString(member.key, to: &output) }
                 output.append(UInt8(ascii: ":"))
-                write(member.value, to: &output)
+                write(member.value, to: &output, forLine: forLine)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -50,6 +50,26 @@ enum JSONSerializer {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
             output.append(UInt8(ascii: "\""))
         }
+    }
+
+    /// ``writeString(_:to:)``, and what ``Sanitized/isShownAsIs(_:)`` would not show beyond ASCII as `\uXXXX` (a
+    /// pair of surrogate escapes above the BMP). Plain ASCII, nearly every string, goes the fast way.
+    static func writeLineString(_ string: String, to output: inout [UInt8]) {
+        guard string.utf8.contains(where: { $0 >= 0x7F }) else { return writeString(string, to: &output) }
+        output.append(UInt8(ascii: "\""))
+        for scalar in string.unicodeScalars {
+            if scalar.isASCII, scalar.value != 0x7F {
+                let byte = UInt8(scalar.value)
+                if needsEscape(byte) { writeEscape(byte, to: &output) } else { output.append(byte) }
+            } else if Sanitized.isShownAsIs(scalar) {
+                output.append(contentsOf: String(scalar).utf8)
+            } else {
+                for unit in String(scalar).utf16 {
+                    output += [0x5C, UInt8(ascii: "u")] + (0..<4).reversed().map { hex[Int(unit >> (4 * UInt16($0)) & 0xF)] }
+                }
+            }
+        }
+        output.append(UInt8(ascii: "\""))
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {

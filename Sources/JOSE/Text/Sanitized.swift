@@ -25,6 +25,22 @@ package enum Sanitized {
         return output + "\""
     }
 
+    /// Whether `scalar` may stand as it is in a line a person or a line-oriented tool reads: printable ASCII but `\`
+    /// and `"`, and every other character but controls (C0, DEL, C1), format characters (bidirectional overrides,
+    /// zero-width joiners), line, paragraph and space separators other than the space, surrogates, private-use and
+    /// unassigned code points. What is not is written as an escape by whoever writes the line.
+    package static func isShownAsIs(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x20...0x7E: return scalar != "\\" && scalar != "\""
+        case 0...0x9F: return false
+        default: break
+        }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator, .surrogate, .privateUse, .unassigned: return false
+        default: return true
+        }
+    }
+
     private static func hex(_ value: UInt32, digits: Int) -> String {
         let text = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(digits - text.count, 0)) + text

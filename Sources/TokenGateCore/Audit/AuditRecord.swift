@@ -18,7 +18,8 @@ struct AuditRecord: Sendable {
     /// The bound the tenant's authorizer set on `exp` (its `until`), when it set one.
     var notAfter: Int64?
 
-    /// One JSON object and a newline.
+    /// One JSON object and a newline; what could break or disguise the line (an ID may hold any character Fleet
+    /// Engine allows) is escaped (`JSON.serializeLine`).
     var line: [UInt8] {
         var caller: JSONObject = ["client": .string(self.caller.name), "kind": .string(self.caller.kind.rawValue)]
         if let subject = self.caller.subject { caller["subject"] = .string(subject) }
@@ -37,6 +38,6 @@ struct AuditRecord: Sendable {
         if let requestID { object["requestId"] = .string(requestID) }
         if let peer { object["peer"] = .string(peer.description) }
         if let notAfter { object["until"] = .integer(notAfter) }
-        return JSON.serialize(.object(object)) + [UInt8(ascii: "\n")]
+        return JSON.serializeLine(.object(object)) + [UInt8(ascii: "\n")]
     }
 }

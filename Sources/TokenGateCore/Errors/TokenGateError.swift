@@ -122,13 +122,39 @@ public struct TokenGateError: Error, Sendable, Equatable, CustomStringConvertibl
     public let retryAfterSeconds: Int?
     /// For `rate_limited` by a provider, caller or context limit: what the answer says about the limits.
     package private(set) var rateLimitHeaders: RateLimitHeaders?
+    /// For an `invalid_request` that refused an ID: which field held it and the rule it broke, which the caller is
+    /// told in that refusal's fixed sentence instead of the code's (``publicMessage``).
+    public let refusedID: ContextID.Refusal?
 
     /// Creates an error.
     public init(_ code: Code, _ reason: String, retryAfterSeconds: Int? = nil) {
         self.code = code
         self.reason = reason
         self.retryAfterSeconds = retryAfterSeconds
+        refusedID = nil
     }
+
+    /// `invalid_request` for an ID that breaks Fleet Engine's rule; `reason` (for the log) is the refusal's sentence
+    /// unless given.
+    public init(refusing refusal: ContextID.Refusal, reason: String? = nil) {
+        code = .invalidRequest
+        self.reason = reason ?? refusal.description
+        retryAfterSeconds = nil
+        refusedID = refusal
+    }
+
+    /// `invalid_request` for parameters that name no context (an ID refused, or the wrong parameters for the type).
+    public init(_ error: ContextError) {
+        if case .invalidID(let refusal) = error {
+            self.init(refusing: refusal)
+        } else {
+            self.init(.invalidRequest, error.description)
+        }
+    }
+
+    /// What the caller is told: the code's fixed sentence, or for a refused ID the fixed sentence naming its field
+    /// and rule. Never the request's own text.
+    public var publicMessage: String { refusedID?.description ?? code.publicMessage }
 
     /// This error, answered with `headers`.
     func withRateLimitHeaders(_ headers: RateLimitHeaders?) -> TokenGateError {

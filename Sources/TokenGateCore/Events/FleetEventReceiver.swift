@@ -141,7 +141,7 @@ package struct FleetEventReceiver: Sendable {
         let (project, ends, lifts) = Self.changes(entry, settings: push.settings)
         if case .unrelated(let type) = entry { return Receipt(outcome: .ignored, changed: [], reason: "a \(type) entry") }
         guard project == push.provider.rawValue else {
-            return Receipt(outcome: .ignored, changed: [], reason: "an entry of project \(project.prefix(64)), not \(push.provider)")
+            return Receipt(outcome: .ignored, changed: [], reason: "an entry of project \(Sanitized.quote(project)), not \(push.provider)")
         }
         let contexts = service.contexts
         let now = service.clock.wallSeconds()
@@ -186,33 +186,49 @@ package struct FleetEventReceiver: Sendable {
         return Receipt(outcome: .ignored, changed: [], reason: "no state that ends a context")
     }
 
-    /// The project an entry is about, and the contexts it ends and lifts under `settings`.
+    /// The project an entry is about, and the contexts it ends and lifts under `settings`. An entity created (again,
+    /// with an ID an older event ended: after a deletion, say) lifts that end, unless the same entry ends it.
     static func changes(
         _ entry: FleetEngineLogEntry, settings: FleetEventSettings
     ) -> (project: String, ends: [(TokenType, ContextID)], lifts: [(TokenType, ContextID)]) {
         switch entry {
         case .unrelated:
             return ("", [], [])
-        case .trip(let project, let id, let status):
-            let ends = settings.tripStatuses.contains { status.hasSuffix("_" + $0.rawValue.uppercased()) }
-            return (project, ends ? [(.consumer, id)] : [], [])
-        case .vehicle(let project, let id, let state):
-            guard settings.endsOfflineVehicles else { return (project, [], []) }
-            if state.hasSuffix("_OFFLINE") { return (project, [(.driver, id)], []) }
-            if state.hasSuffix("_ONLINE") { return (project, [], [(.driver, id)]) }
+        case .trip(let project, let id, let status, let created):
+            let ends = settings.tripStatuses.contains { $0 != .deleted && status.hasSuffix("_" + $0.rawValue.uppercased()) }
+            return (project, ends ? [(.consumer, id)] : [], created && !ends ? [(.consumer, id)] : [])
+        case .vehicle(let project, let id, let state, let created):
+            let offline = settings.vehicleEnds.contains(.offline)
+            if offline, state.hasSuffix("_OFFLINE") { return (project, [(.driver, id)], []) }
+            // Back online lifts an end that going offline made.
+            if created || (offline && state.hasSuffix("_ONLINE")) { return (project, [], [(.driver, id)]) }
             return (project, [], [])
-        case .task(let project, let id, let state, let outcome, let type, let trackingID):
+        case .task(let project, let id, let state, let outcome, let type, let trackingID, let created):
             let ends = settings.taskEnds.contains { end in
                 switch end {
                 case .closed: state?.hasSuffix("_CLOSED") == true
                 case .succeeded: outcome?.hasSuffix("_SUCCEEDED") == true
                 case .failed: outcome?.hasSuffix("_FAILED") == true
+                case .deleted: false
                 }
             }
-            guard ends else { return (project, [], []) }
+            guard ends else { return (project, [], created ? [(.deliveryConsumer, id)] : []) }
             // A shipment's tracking ID spans its pickup and delivery tasks: only the delivery finishes it.
             let tracking = type?.hasSuffix("_DELIVERY") == true ? trackingID.map { [(TokenType.deliveryConsumer, $0)] } ?? [] : []
             return (project, [(.deliveryConsumer, id)] + tracking, [])
+        case .deliveryVehicle(let project, let id, let created):
+            // Fleet Engine's delivery vehicles have no state that ends them: only a deletion does.
+            return (project, [], created ? [(.deliveryDriver, id)] : [])
+        case .deleted(let project, let kind, let id):
+            // The log of a deletion names the entity alone: a deleted task's shipment (its tracking ID) is not in it.
+            let ended: TokenType? =
+                switch kind {
+                case .trip: settings.tripStatuses.contains(.deleted) ? .consumer : nil
+                case .vehicle: settings.vehicleEnds.contains(.deleted) ? .driver : nil
+                case .task: settings.taskEnds.contains(.deleted) ? .deliveryConsumer : nil
+                case .deliveryVehicle: settings.deliveryVehicleEnds.contains(.deleted) ? .deliveryDriver : nil
+                }
+            return (project, ended.map { [($0, id)] } ?? [], [])
         }
     }
 }

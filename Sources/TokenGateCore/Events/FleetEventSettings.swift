@@ -6,10 +6,14 @@
 ///   audience: https://tokengate.example.com/events/v1/pubsub/acme-rides   # the push subscription's audience
 ///   serviceAccount: fleet-events-push@acme-rides.iam.gserviceaccount.com  # its push identity
 ///   endOn:                                   # these are the defaults
-///     consumer: [complete, canceled]         # trip status
-///     delivery-consumer: [succeeded, failed, closed]   # task outcome, or the task closed
-///     driver: []                             # vehicle state: [offline] ends it; back online lifts it
+///     consumer: [complete, canceled, deleted]          # trip status, or the trip deleted
+///     delivery-consumer: [succeeded, failed, closed, deleted]   # task outcome, the task closed or deleted
+///     driver: [deleted]                      # the vehicle deleted; offline: going offline ends it, online lifts it
+///     delivery-driver: [deleted]             # the delivery vehicle deleted (it has no state that ends it)
 /// ```
+///
+/// Each list replaces its default: a list without `deleted` does not end on a deletion. An entity created again
+/// with the same ID (its `Create…Log`) lifts the end an older event made.
 package struct FleetEventSettings: Sendable, Equatable {
     /// The `aud` the push subscription puts in its OIDC token.
     package var audience: String
@@ -17,21 +21,45 @@ package struct FleetEventSettings: Sendable, Equatable {
     package var serviceAccount: String
     /// Where Google publishes the keys of its OIDC tokens.
     package var keysURL: JWKSURL
-    /// Which trip statuses end a trip's consumer tokens.
+    /// Which trip statuses (or its deletion) end a trip's consumer tokens.
     package var tripStatuses: Set<TripEnd>
-    /// Which task outcomes or states end a task's (and a delivery's tracking ID's) delivery-consumer tokens.
+    /// Which task outcomes or states (or its deletion) end a task's (and a delivery's tracking ID's) delivery-consumer
+    /// tokens.
     package var taskEnds: Set<TaskEnd>
-    /// Whether a vehicle going offline ends its driver tokens (and coming back online lifts that).
-    package var endsOfflineVehicles: Bool
+    /// What ends a vehicle's driver tokens: going offline (and coming back online lifts that), its deletion.
+    package var vehicleEnds: Set<VehicleEnd>
+    /// What ends a delivery vehicle's delivery-driver tokens (both kinds): its deletion.
+    package var deliveryVehicleEnds: Set<DeliveryVehicleEnd>
 
-    /// A trip status that ends the trip.
+    /// A trip status that ends the trip, or its deletion.
     package enum TripEnd: String, Sendable, CaseIterable {
-        case complete, canceled
+        case complete, canceled, deleted
     }
 
-    /// A task outcome or state that ends the task.
+    /// A task outcome or state that ends the task, or its deletion.
     package enum TaskEnd: String, Sendable, CaseIterable {
-        case succeeded, failed, closed
+        case succeeded, failed, closed, deleted
+    }
+
+    /// A vehicle state that ends the vehicle, or its deletion.
+    package enum VehicleEnd: String, Sendable, CaseIterable {
+        case offline, deleted
+    }
+
+    /// What ends a delivery vehicle: only its deletion (Fleet Engine's delivery vehicles have no online state).
+    package enum DeliveryVehicleEnd: String, Sendable, CaseIterable {
+        case deleted
+    }
+
+    /// The settings with every default `endOn`.
+    package init(audience: String, serviceAccount: String, keysURL: JWKSURL) {
+        self.audience = audience
+        self.serviceAccount = serviceAccount
+        self.keysURL = keysURL
+        tripStatuses = Set(TripEnd.allCases)
+        taskEnds = Set(TaskEnd.allCases)
+        vehicleEnds = [.deleted]
+        deliveryVehicleEnds = [.deleted]
     }
 
     /// Google's OIDC keys.
@@ -48,18 +76,13 @@ package struct FleetEventSettings: Sendable, Equatable {
         let audience = try audienceNode.nonEmptyString()
         var keysURL = JWKSURL(checked: googleKeysURL)
         if let node = mapping.optional("keysUrl") { keysURL = try JWKSURL.parse(node, refreshInterval: nil) }
-        var settings = FleetEventSettings(
-            audience: audience, serviceAccount: account, keysURL: keysURL, tripStatuses: Set(TripEnd.allCases),
-            taskEnds: Set(TaskEnd.allCases), endsOfflineVehicles: false)
+        var settings = FleetEventSettings(audience: audience, serviceAccount: account, keysURL: keysURL)
         if let node = mapping.optional("endOn") {
-            let endOn = try node.mapping(allowedKeys: ["consumer", "delivery-consumer", "driver"])
+            let endOn = try node.mapping(allowedKeys: ["consumer", "delivery-consumer", "driver", "delivery-driver"])
             if let list = endOn.optional("consumer") { settings.tripStatuses = try words(list, TripEnd.self) }
             if let list = endOn.optional("delivery-consumer") { settings.taskEnds = try words(list, TaskEnd.self) }
-            if let list = endOn.optional("driver") {
-                let states = try list.stringList()
-                guard states.allSatisfy({ $0 == "offline" }) else { throw list.error("expected [] or [offline]") }
-                settings.endsOfflineVehicles = !states.isEmpty
-            }
+            if let list = endOn.optional("driver") { settings.vehicleEnds = try words(list, VehicleEnd.self) }
+            if let list = endOn.optional("delivery-driver") { settings.deliveryVehicleEnds = try words(list, DeliveryVehicleEnd.self) }
         }
         return settings
     }

@@ -35,7 +35,7 @@ final class ProviderPipeline: Sendable {
         do {
             context = try TokenContext.parse(type: type, parameters: query.parameters)
         } catch {
-            throw TokenGateError(.invalidRequest, error.description)
+            throw TokenGateError(error)
         }
         let caller = try authenticate(query)
         try runtime.authenticator.authorize(caller, for: context)

@@ -93,7 +93,7 @@ extension ProviderLimiters {
         add(.provider, buckets.provider?.limit, identity: id.rawValue)
         // The caller's identity as its Hashable conformance defines it: client, kind and session subject.
         add(.caller, buckets.caller?.limit, identity: "\(caller.name)\u{0}\(caller.kind.rawValue)\u{0}\(caller.subject ?? "")")
-        add(.context, buckets.context?.limit, identity: "\(context.tokenType.rawValue)\u{0}\(context)")
+        add(.context, buckets.context?.limit, identity: "\(context.tokenType.rawValue)\u{0}\(context.identity)")
         return charge
     }
 

@@ -165,7 +165,7 @@ package final class SharedState: Sendable {
     func lockKey(_ key: TokenCacheKey) -> String { contextKey("lock", key) }
 
     private func contextKey(_ kind: String, _ key: TokenCacheKey) -> String {
-        let (type, context) = (key.context.tokenType.rawValue, Self.digest("\(key.context)"))
+        let (type, context) = (key.context.tokenType.rawValue, Self.digest(key.context.identity))
         guard let ended = EndedContexts.Key(provider: key.provider, context: key.context) else {
             return "\(settings.keyPrefix)\(kind):{\(key.provider):\(type):\(context)}"
         }
@@ -212,7 +212,7 @@ package final class SharedState: Sendable {
     }
 
     /// What a distinct-contexts set holds for `context`: a digest, so no trip ID sits in the store in clear.
-    func distinctContextsMember(_ context: TokenContext) -> String { Self.digest("\(context.tokenType.rawValue) \(context)") }
+    func distinctContextsMember(_ context: TokenContext) -> String { Self.digest("\(context.tokenType.rawValue) \(context.identity)") }
 
     /// 32 hex digits of SHA-256: bounded key length whatever the context, no delimiter in it.
     private static func digest(_ text: String) -> String {

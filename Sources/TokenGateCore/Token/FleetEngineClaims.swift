@@ -51,12 +51,28 @@ public enum FleetEngineClaims {
         if !context.hasWildcard, authorization.contains(where: { Self.isWildcard($0.value) }) {
             throw TokenRejection(.wildcardClaim, "a token for \(context.tokenType) \(context) must not carry a '*' claim")
         }
-        guard authorization == context.authorizationClaim else {
+        guard isExactly(.object(authorization), .object(context.authorizationClaim)) else {
             throw TokenRejection(
                 .wrongContext,
-                "the authorization claim \(String(decoding: JSON.serialize(.object(authorization)), as: UTF8.self)) "
+                "the authorization claim \(Sanitized.quote(String(decoding: JSON.serialize(.object(authorization)), as: UTF8.self))) "
                     + "is not the one for \(context.tokenType) \(context)"
             )
+        }
+    }
+
+    /// Whether `actual` is `expected` with every string the same UTF-8. Swift's `==` on strings is canonical
+    /// equivalence: a claim spelling the trip's `é` decomposed would pass it, and names another trip at Fleet Engine.
+    private static func isExactly(_ actual: JSONValue, _ expected: JSONValue) -> Bool {
+        switch (actual, expected) {
+        case (.string(let actual), .string(let expected)):
+            return actual.utf8.elementsEqual(expected.utf8)
+        case (.array(let actual), .array(let expected)):
+            return actual.count == expected.count && zip(actual, expected).allSatisfy { isExactly($0, $1) }
+        case (.object(let actual), .object(let expected)):
+            return actual.count == expected.count
+                && expected.allSatisfy { key, value in actual[key].map { isExactly($0, value) } ?? false }
+        default:
+            return actual == expected
         }
     }
 

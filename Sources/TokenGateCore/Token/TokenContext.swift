@@ -38,7 +38,13 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
             }
         }
 
-        public var description: String { rawValue }
+        /// For log lines: the task's ``ContextID/description``, or `*`.
+        public var description: String {
+            switch self {
+            case .one(let id): id.description
+            case .all: "*"
+            }
+        }
     }
 
     /// The token type this context belongs to.
@@ -138,7 +144,21 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The context for log lines and messages: `tripId=trip-42`, each ID as its ``ContextID/description`` writes it
+    /// (escaped), `fleet` or `whole fleet` for the whole-fleet types.
     public var description: String {
+        switch self {
+        case .trustedDeliveryVehicle(let vehicle, let task): "deliveryVehicleId=\(vehicle),taskId=\(task)"
+        case .tasks(let list): "taskIds=" + list.ids.map(\.description).joined(separator: ",")
+        default:
+            if let parameterName, let id { "\(parameterName)=\(id)" } else { tokenType == .server ? "fleet" : "whole fleet" }
+        }
+    }
+
+    /// The context as its parameters name it, IDs as sent (`tripId=p1 space`): what a digest of the context is taken
+    /// over, so replicas agree on it. Two contexts of one type never share one (`,` is never in an ID). Never logged:
+    /// ``description`` is for that.
+    package var identity: String {
         let parameters = self.parameters
         guard !parameters.isEmpty else { return tokenType == .server ? "fleet" : "whole fleet" }
         return parameters.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
@@ -148,10 +168,13 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
     /// wrong. `parameters` maps `tripId`, `vehicleId`, `deliveryVehicleId`, `trackingId`, `taskId`, `taskIds` to
     /// raw values.
     public static func parse(type: TokenType, parameters: [String: String]) throws(ContextError) -> TokenContext {
-        func id(_ name: String) throws(ContextError) -> ContextID? {
-            guard let raw = parameters[name] else { return nil }
-            guard let id = ContextID(raw) else { throw .invalidID(parameter: name) }
-            return id
+        func id(_ field: ContextID.Field) throws(ContextError) -> ContextID? {
+            guard let raw = parameters[field.rawValue] else { return nil }
+            do {
+                return try ContextID(validating: raw)
+            } catch {
+                throw .invalidID(ContextID.Refusal(field, error))
+            }
         }
         // Counted rather than collected: the sorted list of names is only needed to explain a refusal.
         let givenCount = parameters.keys.reduce(0) { $0 + (Self.allParameterNames.contains($1) ? 1 : 0) }
@@ -159,26 +182,26 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
         var given: [String] { parameters.keys.filter(Self.allParameterNames.contains).sorted() }
         switch type {
         case .consumer:
-            guard only("tripId"), let trip = try id("tripId") else { throw .wrongParameters(type, given) }
+            guard only("tripId"), let trip = try id(.tripId) else { throw .wrongParameters(type, given) }
             return .trip(trip)
         case .driver:
-            guard only("vehicleId"), let vehicle = try id("vehicleId") else { throw .wrongParameters(type, given) }
+            guard only("vehicleId"), let vehicle = try id(.vehicleId) else { throw .wrongParameters(type, given) }
             return .vehicle(vehicle)
         case .deliveryDriver:
-            guard only("deliveryVehicleId"), let vehicle = try id("deliveryVehicleId") else {
+            guard only("deliveryVehicleId"), let vehicle = try id(.deliveryVehicleId) else {
                 throw .wrongParameters(type, given)
             }
             return .deliveryVehicle(vehicle)
         case .trustedDeliveryDriver:
-            guard only("deliveryVehicleId", "taskId"), let vehicle = try id("deliveryVehicleId") else {
+            guard only("deliveryVehicleId", "taskId"), let vehicle = try id(.deliveryVehicleId) else {
                 throw .wrongParameters(type, given)
             }
             if parameters["taskId"] == "*" { return .trustedDeliveryVehicle(vehicle, task: .all) }
-            guard let task = try id("taskId") else { throw .wrongParameters(type, given) }
+            guard let task = try id(.taskId) else { throw .wrongParameters(type, given) }
             return .trustedDeliveryVehicle(vehicle, task: .one(task))
         case .deliveryConsumer:
-            if only("trackingId"), let tracking = try id("trackingId") { return .tracking(tracking) }
-            if only("taskId"), let task = try id("taskId") { return .task(task) }
+            if only("trackingId"), let tracking = try id(.trackingId) { return .tracking(tracking) }
+            if only("taskId"), let task = try id(.taskId) { return .task(task) }
             throw .wrongParameters(type, given)
         case .batchTasks:
             guard only("taskIds"), let raw = parameters["taskIds"] else { throw .wrongParameters(type, given) }
@@ -195,7 +218,8 @@ public enum TokenContext: Sendable, Hashable, CustomStringConvertible {
 
 /// The tasks of a `batch-tasks` token: 1 to ``maxCount`` distinct task IDs, in the order the caller gave them.
 public struct TaskIDList: Sendable, Hashable {
-    /// The most tasks one token may name; 25 IDs of 64 characters still fit a 2 KiB request URL.
+    /// The most tasks one token may name. 25 ASCII IDs of 64 characters still fit a 2 KiB request URL; IDs in other
+    /// scripts, percent-encoded, take up to twelve bytes of URL a character, and fewer of them fit.
     public static let maxCount = 25
 
     /// The task IDs.
@@ -213,8 +237,11 @@ public struct TaskIDList: Sendable, Hashable {
         var ids: [ContextID] = []
         for part in raw.split(separator: ",", omittingEmptySubsequences: false) {
             guard ids.count < Self.maxCount else { throw .invalidTaskList("name 1 to \(Self.maxCount) task IDs") }
-            guard let id = ContextID(String(part)) else { throw .invalidID(parameter: "taskIds") }
-            ids.append(id)
+            do {
+                ids.append(try ContextID(validating: String(part)))
+            } catch {
+                throw .invalidID(ContextID.Refusal(.taskIds, error))
+            }
         }
         try self.init(ids)
     }
@@ -222,8 +249,8 @@ public struct TaskIDList: Sendable, Hashable {
 
 /// Why request parameters do not name a valid context.
 public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The ID is empty, too long, `*`, or has characters outside `A-Z a-z 0-9 - _ . ~ @ + =`.
-    case invalidID(parameter: String)
+    /// An ID breaks Fleet Engine's rule (or is `*`): which parameter, and which rule.
+    case invalidID(ContextID.Refusal)
     /// The parameters given do not fit the token type.
     case wrongParameters(TokenType, [String])
     /// `taskIds` is empty, too long or repeats an ID.
@@ -231,9 +258,8 @@ public enum ContextError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .invalidID(let parameter):
-            "\(parameter) must be 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + = (never '*')"
-                + (parameter == "taskIds" ? ", separated by commas" : "")
+        case .invalidID(let refusal):
+            refusal.description
         case .wrongParameters(let type, let given):
             "a \(type) token needs \(Self.expectation(for: type)); got \(given.isEmpty ? "none" : given.joined(separator: ", "))"
         case .invalidTaskList(let problem):

@@ -12,7 +12,8 @@ import TokenGateCore
 ///
 /// `tokenType` names the kind of entity: `consumer` (a trip), `driver` (a vehicle), `delivery-driver` or
 /// `trusted-delivery-driver` (a delivery vehicle: both drivers' tokens), `delivery-consumer` (a tracking or task
-/// ID). Tokens already handed out stay valid at Fleet Engine until they expire.
+/// ID). The `contextId` segment is percent-decoded as UTF-8 (`%20` a space; `+` is a plus in a path). Tokens already
+/// handed out stay valid at Fleet Engine until they expire.
 ///
 /// The key is checked before anything else, the provider included. Wrong keys are counted
 /// (`tokengate_admin_auth_failures_total`), logged, and limited per client address like callers' (60 a minute, 20
@@ -52,7 +53,8 @@ struct ContextLifecycleRoutes: Sendable {
         do throws(TokenGateError) {
             let (admin, provider) = try admitted(request, context)
             let type = context.parameters.get("tokenType") ?? ""
-            let key = try Self.key(provider: provider, type: type, id: context.parameters.get("contextId") ?? "")
+            let segment = context.parameters.get("contextId") ?? ""
+            let key = try Self.key(provider: provider, type: type, id: PercentDecoding.text(of: segment[...], plusIsSpace: false))
             let id = key.id
             var body: JSONObject = ["providerId": .string(provider.rawValue), "tokenType": .string(type), "contextId": .string(id.rawValue)]
             if ending {
@@ -94,7 +96,9 @@ struct ContextLifecycleRoutes: Sendable {
                 do {
                     keys.append(try Self.key(provider: provider, type: type, id: id))
                 } catch {
-                    throw TokenGateError(error.code, "contexts[\(index)]: \(error.reason)")
+                    let reason = "contexts[\(index)]: \(error.reason)"
+                    if let refusal = error.refusedID { throw TokenGateError(refusing: refusal, reason: reason) }
+                    throw TokenGateError(error.code, reason)
                 }
             }
             let (until, evicted) = try await service.contexts.end(keys, of: provider, by: admin.name)
@@ -130,11 +134,16 @@ struct ContextLifecycleRoutes: Sendable {
         return (admin, provider)
     }
 
-    /// The ended-contexts key of a context of `provider` named by its token type and ID.
-    static func key(provider: ProviderID, type name: String, id text: String) throws(TokenGateError) -> EndedContexts.Key {
+    /// The ended-contexts key of a context of `provider` named by its token type and ID (nil: its bytes were not
+    /// UTF-8). An ID that breaks Fleet Engine's rule is refused naming `contextId` and the rule.
+    static func key(provider: ProviderID, type name: String, id text: String?) throws(TokenGateError) -> EndedContexts.Key {
         guard let type = TokenType(rawValue: name) else { throw TokenGateError(.unknownTokenType, "no such token type") }
-        guard let id = ContextID(text) else {
-            throw TokenGateError(.invalidRequest, "the context ID must be 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + =")
+        guard let text else { throw TokenGateError(refusing: ContextID.Refusal(.contextId, .invalidUTF8)) }
+        let id: ContextID
+        do {
+            id = try ContextID(validating: text)
+        } catch {
+            throw TokenGateError(refusing: ContextID.Refusal(.contextId, error))
         }
         guard let key = EndedContexts.Key(provider: provider, tokenType: type, id: id) else {
             throw TokenGateError(.invalidRequest, "\(type) tokens name no single trip, vehicle, task or shipment to end")

@@ -359,29 +359,43 @@ package enum OpenAPIDocument {
         ])
     }
 
+    /// Fleet Engine's rule for an ID, as far as a schema can say it: Normalization Form C and "not `*` alone" are in
+    /// words only. `maxLength` counts code points, as JSON Schema and Fleet Engine count characters.
+    static let contextIDRule =
+        "Fleet Engine's rule: valid UTF-8 in Unicode Normalization Form C, 1 to \(ContextID.maxLength) characters (Unicode code "
+        + "points), none of `/ : ? , #`, and never `*` alone. Spaces, `+`, `%`, `&`, `=`, any letter and emoji are legal."
+
+    static let contextIDSchema: JSONValue = .object([
+        "type": "string", "minLength": 1, "maxLength": .integer(Int64(ContextID.maxLength)), "pattern": "^[^/:?,#]+$",
+    ])
+
     static func contextParameter(_ name: String) -> JSONValue {
         .object([
             "name": .string(name), "in": "query", "required": false,
-            "description": .string("A context ID: 1 to \(ContextID.maxLength) characters of A-Z a-z 0-9 - _ . ~ @ + = (never `*`)."),
-            "schema": .object(["type": "string", "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}$")]),
+            "description": .string(
+                "A context ID. \(contextIDRule) Percent-encoded as UTF-8, as `URLSearchParams` writes it: `+` or `%20` is a "
+                    + "space, `%2B` a plus."),
+            "schema": contextIDSchema,
         ])
     }
 
     static var taskIDsParameter: JSONValue {
-        .object([
+        // The pattern's repetition counts code points in Python's regular expressions (schemathesis), as Fleet Engine does.
+        let id = "[^/:?,#]{1,\(ContextID.maxLength)}"
+        return .object([
             "name": "taskIds", "in": "query", "required": false,
-            "description": .string("1 to \(TaskIDList.maxCount) distinct task IDs, comma-separated (batch-tasks)."),
-            "schema": .object([
-                "type": "string",
-                "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}(,[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)})*$"),
-            ]),
+            "description": .string(
+                "1 to \(TaskIDList.maxCount) distinct task IDs, comma-separated (batch-tasks), each by \(contextIDRule)"),
+            "schema": .object(["type": "string", "pattern": .string("^\(id)(,\(id)){0,\(TaskIDList.maxCount - 1)}$")]),
         ])
     }
 
     static let contextPathParameter: JSONValue = .object([
         "name": "contextId", "in": "path", "required": true,
-        "description": .string("The trip (consumer), vehicle (driver), delivery vehicle (delivery_driver) or tracking ID (delivery_consumer)."),
-        "schema": .object(["type": "string", "pattern": .string("^[A-Za-z0-9._~@+=-]{1,\(ContextID.maxLength)}$")]),
+        "description": .string(
+            "The trip (consumer), vehicle (driver), delivery vehicle (delivery_driver) or tracking ID (delivery_consumer). "
+                + "\(contextIDRule) Percent-encoded as UTF-8 (`%20` a space; in a path `+` is a plus)."),
+        "schema": contextIDSchema,
     ])
 
     /// `GET` on a sample route: the samples' own bodies, the gateway's own errors.
@@ -533,7 +547,13 @@ package enum OpenAPIDocument {
                 }
             }
             if codes.contains(.methodNotAllowed) { headers["Allow"] = .object(["schema": .object(["type": "string"])]) }
-            let description = codes.map { "`\($0.rawValue)`: \($0.publicMessage)" }.joined(separator: "; ")
+            let description = codes.map { code in
+                // A refused ID is told which parameter and which rule, in one of a fixed set of sentences.
+                code == .invalidRequest && [.token, .samples, .lifecycle].contains(route)
+                    ? "`\(code.rawValue)`: \(code.publicMessage), or for an ID that breaks Fleet Engine's rule the parameter and the "
+                        + "rule (`tripId is not in Unicode Normalization Form C`)"
+                    : "`\(code.rawValue)`: \(code.publicMessage)"
+            }.joined(separator: "; ")
             responses[String(status)] = .object([
                 "description": .string(description),
                 "headers": .object(headers),
@@ -644,7 +664,7 @@ package enum OpenAPIDocument {
                                     "type": "string",
                                     "enum": ["consumer", "driver", "delivery-driver", "trusted-delivery-driver", "delivery-consumer"],
                                 ]),
-                                "contextId": .object(["type": "string"]),
+                                "contextId": contextIDSchema,
                             ]),
                         ]),
                     ])
@@ -678,7 +698,7 @@ package enum OpenAPIDocument {
                 "type": "object", "additionalProperties": false,
                 "required": ["outcome", "contexts"],
                 "properties": .object([
-                    "outcome": .object(["type": "string", "enum": ["ended", "lifted", "duplicate", "ignored", "malformed"]]),
+                    "outcome": .object(["type": "string", "enum": ["ended", "lifted", "kept", "duplicate", "ignored", "malformed"]]),
                     "contexts": .object([
                         "type": "array",
                         "items": .object([

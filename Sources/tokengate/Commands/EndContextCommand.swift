@@ -45,7 +45,10 @@ struct EndContextCommand: AsyncParsableCommand {
             throw CLIFailure(.usage, "--admin-url must be an http:// or https:// URL, got '\(adminURL)'")
         }
         let base = adminURL.hasSuffix("/") ? String(adminURL.dropLast()) : adminURL
-        var request = HTTPClientRequest(url: "\(base)/admin/v1/providers/\(providerID)/contexts/\(context.tokenType)/\(id)/end")
+        // The ID percent-encoded as one path segment (the gateway decodes it as UTF-8): a space, `+`, `%` or any
+        // letter arrives as it was given.
+        let segment = URLTemplate.percentEncode(id.rawValue)
+        var request = HTTPClientRequest(url: "\(base)/admin/v1/providers/\(providerID)/contexts/\(context.tokenType)/\(segment)/end")
         request.method = lift ? .DELETE : .POST
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
 

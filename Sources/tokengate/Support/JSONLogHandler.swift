@@ -42,7 +42,7 @@ struct JSONLogHandler: LogHandler {
             "message": .string(event.message.description),
         ]
         if !merged.isEmpty { object["metadata"] = Self.json(.dictionary(merged)) }
-        let line = JSON.serialize(.object(object)) + [UInt8(ascii: "\n")]
+        let line = JSON.serializeLine(.object(object)) + [UInt8(ascii: "\n")]
         Self.output.withLock { descriptor in
             _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         }

@@ -1,0 +1,1 @@
+../../../Sources/TokenGateHTTP/PercentDecoding.swift

@@ -79,7 +79,7 @@ import TokenGateTesting
                 events:
                   audience: \(audience)
                   serviceAccount: \(pushAccount)
-                  endOn: { driver: [offline] }
+                  endOn: { driver: [offline, deleted] }
               quiet-fleet:
                 backend:
                   type: static-key

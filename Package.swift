@@ -330,13 +330,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The google-iam backend through the real gateway, against the Google stand-in (Tests/Peers/google).
+        // The google-iam backend through the real gateway, against the Google stand-in (Tests/Peers/google); and every
+        // backend's tokens used at the Fleet Engine stand-in (Tests/Peers/fleetengine), a tenant's old token server
+        // served by Hummingbird on loopback.
         .testTarget(
             name: "GoogleIAMSignerTests",
             dependencies: [
-                "GoogleIAMSigner", "StaticKeySigner", "TokenBackendConformance", "GoogleAuth", "TokenGateCore", "TokenGateHTTP",
-                "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
+                "GoogleIAMSigner", "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "TokenBackendConformance", "GoogleAuth",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

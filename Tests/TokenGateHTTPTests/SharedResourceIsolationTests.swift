@@ -96,7 +96,8 @@ import TokenGateTesting
                 }
                 try await TemporaryDirectory.with { directory in
                     let path = try directory.write(
-                        "config.yaml", "providers:\n" + provider("acme-rides", hangingURL, timeout: "8s") + "\n"
+                        "config.yaml",
+                        "providers:\n" + provider("acme-rides", hangingURL, timeout: "8s") + "\n"
                             + provider("beta-cabs", healthyURL, timeout: "5s"))
                     try await RunningGateway.with(configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: .system) {
                         gateway in

@@ -89,7 +89,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The gateway's domain: Fleet Engine token model, configuration, backends, cache, limits, callers.
         // The shared state of several replicas, on Redis: the one place the core meets the RESP client.
         .target(
             name: "TokenGateRedis",
@@ -100,6 +99,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The gateway's domain: Fleet Engine token model, configuration, backends, cache, limits, callers.
         .target(
             name: "TokenGateCore",
             dependencies: [

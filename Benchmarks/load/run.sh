@@ -537,7 +537,7 @@ $(targets_report)
 | openssl CPU µs per RSA-2048 signature | $(calc "1e6 / $RSA_SIGNS" .1f) |
 | mint CPU / signature CPU (each round against the openssl runs beside it) | $(calc "$COLD_RATIO" .2f) (rounds $(cat "$WORK"/cold.*.ratio | xargs | tr ' ' /)) |
 
-Cold mint against one signature (target at most 1.30): $(calc "$COLD_RATIO" .2f), $(verdict "$COLD_RATIO" "<= 1.3").
+Cold mint against one signature (target at most 1.15): $(calc "$COLD_RATIO" .2f), $(verdict "$COLD_RATIO" "<= 1.15").
 
 | memory (VmRSS) | figure |
 |---|---:|

@@ -92,6 +92,28 @@ import TokenGateTesting
         }
     }
 
+    /// Between reloads Google is asked again every `interval` (an hour by default; 30 s, the shortest, here): a key
+    /// deleted after the start is found by the next check with no reload, and found listed again by the one after.
+    @Test func googleIsAskedAgainEveryIntervalWithoutAReload() async throws {
+        try await GoogleAccountKeysServer.with { google, url in
+            let signing = try Self.signingKey.get()
+            let other = try JWSKey.generate(.rs256, keyID: "another-live-key")
+            google.publish([other, signing.key], for: Self.account)
+            let fixture = try Fixture(
+                keyHealth: "{ checkPublished: true, interval: 30s, publishedKeysUrl: \"\(url)/service_accounts/v1/jwk/{serviceAccount}\" }")
+            try await fixture.withGateway { (gateway: RunningGateway) async throws -> Void in
+                #expect(try await eventually { try await Self.readiness(gateway).state == "ready" })
+                let askedAtStart = google.requests.count
+                google.publish([other], for: Self.account)
+                // The next check is 30 s after the first; a minute bounds it on a loaded machine.
+                #expect(try await eventually(within: .seconds(90)) { try await Self.readiness(gateway).state == "degraded" })
+                #expect(google.requests.count > askedAtStart)
+                google.publish([other, signing.key], for: Self.account)
+                #expect(try await eventually(within: .seconds(90)) { try await Self.readiness(gateway).state == "ready" })
+            }
+        }
+    }
+
     @Test func aKeyNearItsExpiryDateDegradesTheProviderWithoutAskingGoogle() async throws {
         // The manual clock reads 2027-01-15T08:00:00Z: a key expiring in 20 days is inside the 30-day warning.
         let fixture = try Fixture(keyHealth: "{}", expires: "2027-02-04")

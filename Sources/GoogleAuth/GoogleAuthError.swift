@@ -30,6 +30,7 @@ package struct GoogleAuthError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// `kind: message`.
-    package var description: String { "GoogleAuthError(\(kind)): \(message)" }
+    /// The message alone, in words an operator reads after the caller's own context ("Application Default
+    /// Credentials: …"); the kind is for code to branch on, not for the reader.
+    package var description: String { message }
 }

@@ -94,6 +94,42 @@ import Testing
         }
     }
 
+    /// The README's `upstream-http` example, as written, fronts the demo provider of a running `scripts/serve`: a
+    /// second gateway with that provider (and an API-key client) fetches the first one's token, verifies it against
+    /// the first one's key set and hands it on.
+    @Test func theReadmesUpstreamExampleFrontsARunningServe() async throws {
+        let apiKey = "tg_docs_key_not_a_secret_0123456789"
+        try await withCLI { cli in
+            try cli.write("config.yaml", try DocumentedCommands.repositoryFile("config.yaml"))
+            let demo = try await ServeProcess.start(cli, ["--config", "config.yaml", "--port", "0"])
+            let readme = try DocumentedCommands.repositoryFile("README.md")
+            let example = try DocumentedCommands.block("yaml", in: readme, after: "### `upstream-http`")
+            let export = try #require(DocumentedCommands.codeSpan(in: readme, startingWith: "export DEMO_UPSTREAM_KEY="))
+            let secret = String(export.dropFirst("export DEMO_UPSTREAM_KEY=".count))
+            try cli.write(
+                "upstream.yaml",
+                """
+                server: { port: 0 }
+                providers:
+                \(example.replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(demo.port)"))
+                    clients:
+                      - { name: dispatch, type: api-key, keySha256: \(CLIFixtures.hex(try Digest.sha256(Array(apiKey.utf8)))), allow: { consumer: any } }
+                """)
+            let fronting = try await ServeProcess.start(cli, ["--config", "upstream.yaml"], environment: ["DEMO_UPSTREAM_KEY": secret])
+            let result = try await DocumentedCommands.run(
+                """
+                curl -s -H "Authorization: Bearer \(apiKey)" "http://127.0.0.1:\(fronting.port)/v1/providers/demo-upstream/tokens/consumer?tripId=trip-42"
+                """, in: cli, ports: nil)
+            let answer = try JSON.parse(Array(result.stdout.utf8)).objectValue
+            let token = try #require(answer?["token"]?.stringValue, "\(result)\n\(fronting.stderr)")
+            let claims = JWTVerifier.decodeUnverified(token).claims
+            #expect(claims?["authorization"] == .object(["tripid": "trip-42"]))
+            #expect(claims?["iss"] == .string("tokengate-consumer@demo-fleet.iam.gserviceaccount.com"))
+            try await fronting.stop()
+            try await demo.stop()
+        }
+    }
+
     @Test func endingATripsCommandsEndItAndLiftIt() async throws {
         let apiKey = "tg_docs_key_not_a_secret_0123456789"
         let adminKey = "tg_docs_admin_key_not_a_secret_0123456789"
@@ -149,11 +185,16 @@ enum DocumentedCommands {
 
     /// The text of the first ```` ```sh ```` block after the first line starting with `heading`.
     static func shellBlock(in page: String, after heading: String) throws -> String {
+        try block("sh", in: page, after: heading)
+    }
+
+    /// The first ```` ```language ```` block after the line that starts with `heading`.
+    static func block(_ language: String, in page: String, after heading: String) throws -> String {
         let lines = page.split(separator: "\n", omittingEmptySubsequences: false)
         guard let start = lines.firstIndex(where: { $0.hasPrefix(heading) }) else { throw NotFound(description: "no line starts with \(heading)") }
-        guard let open = lines[start...].firstIndex(where: { $0 == "```sh" }),
+        guard let open = lines[start...].firstIndex(where: { $0 == "```\(language)" }),
             let close = lines[(open + 1)...].firstIndex(where: { $0 == "```" })
-        else { throw NotFound(description: "no sh block after \(heading)") }
+        else { throw NotFound(description: "no \(language) block after \(heading)") }
         return lines[(open + 1)..<close].joined(separator: "\n")
     }
 

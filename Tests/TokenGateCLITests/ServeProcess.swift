@@ -46,10 +46,10 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
 
     /// Starts `tokengate serve arguments…` in `cli`'s directory and waits for its "listening" line; with
     /// `openFileLimits`, under those soft and hard `RLIMIT_NOFILE` values (set by `sh`, which then execs it); with
-    /// `cpu`, pinned to that CPU (by `taskset`, which then execs it).
+    /// `cpu`, pinned to that CPU (by `taskset`, which then execs it); `environment` added to the test's own.
     static func start(
         _ cli: CLIRunner, _ arguments: [String], openFileLimits: (soft: Int, hard: Int)? = nil, cpu: Int? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> ServeProcess {
         let id = UUID().uuidString
         let outURL = cli.directory.appending(path: ".serve-\(id).out")
@@ -69,6 +69,7 @@ final class ServeProcess: @unchecked Sendable {  // used from one test at a time
             process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
         }
         process.currentDirectoryURL = cli.directory
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)

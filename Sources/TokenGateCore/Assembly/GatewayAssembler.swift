@@ -65,25 +65,25 @@ package struct GatewayAssembler: Sendable {
         return try await build(bytes: [UInt8](data), file: ConfigFile(path: path, environment: environment), previous: previous, only: only)
     }
 
-    /// The `server:` settings of the file at `path`, or nil when the file does not parse (building it will say
-    /// why): what `serve` needs before anything else, to set up its logging.
-    package static func serverSettings(path: String, environment: [String: String]) -> ServerSettings? {
-        guard let server = topLevelSection("server", path: path, environment: environment) else { return ServerSettings() }
-        return try? ServerSettings.parse(server)
+    /// What `serve` needs from the file before anything is built: the `server:` section for its logging, the
+    /// `tracing:` section for spans (set up before the HTTP clients that propagate them). One parse for both; the
+    /// assembly that follows reports what is broken.
+    package struct StartSettings: Sendable {
+        /// nil when the `server:` section is broken; the defaults when there is none or the file does not parse.
+        package var server: ServerSettings?
+        /// nil when there is no `tracing:` section, or when the file or the section is broken.
+        package var tracing: TracingSettings?
     }
 
-    /// The `tracing:` section of the file at `path`, read before anything else is built (spans must be set up
-    /// before the HTTP clients that propagate them); nil when there is none, or when it is broken (the
-    /// assembly reports why).
-    package static func tracingSettings(path: String, environment: [String: String]) -> TracingSettings? {
-        topLevelSection("tracing", path: path, environment: environment).flatMap { try? TracingSettings.parse($0) }
-    }
-
-    private static func topLevelSection(_ key: String, path: String, environment: [String: String]) -> ConfigNode? {
+    /// The ``StartSettings`` of the file at `path`.
+    package static func startSettings(path: String, environment: [String: String]) -> StartSettings {
         guard let data = FileManager.default.contents(atPath: path),
-            let root = try? ConfigNode.parse([UInt8](data), file: ConfigFile(path: path, environment: environment))
-        else { return nil }
-        return try? root.mapping(allowedKeys: ConfigurationParser.topLevelKeys).optional(key)
+            let root = try? ConfigNode.parse([UInt8](data), file: ConfigFile(path: path, environment: environment)),
+            let sections = try? root.mapping(allowedKeys: ConfigurationParser.topLevelKeys)
+        else { return StartSettings(server: ServerSettings(), tracing: nil) }
+        return StartSettings(
+            server: sections.optional("server").map { try? ServerSettings.parse($0) } ?? ServerSettings(),
+            tracing: sections.optional("tracing").flatMap { try? TracingSettings.parse($0) })
     }
 
     /// What `check-config` reports: every error it could find (not just the first), every warning, and the

@@ -39,15 +39,16 @@ struct ServeCommand: AsyncParsableCommand {
     var watch: String?
 
     func run() async throws {
-        try bootstrapLogging()
+        // The file is read once here for what must exist before the assembly, and once by the assembly.
+        let start = GatewayAssembler.startSettings(path: configuration.config, environment: ProcessInfo.processInfo.environment)
+        try bootstrapLogging(start.server)
         // One Prometheus registry for the process: the gateway's instruments and any library's swift-metrics.
         let exporter = MetricsExporter()
         MetricsSystem.bootstrap(exporter.factory)
         let watchInterval = try parsedWatchInterval()
-        let logger = Self.budgeted(
-            Logger(label: "tokengate"), GatewayAssembler.serverSettings(path: configuration.config, environment: ProcessInfo.processInfo.environment))
+        let logger = Self.budgeted(Logger(label: "tokengate"), start.server)
         // Before the HTTP clients are made: each keeps the tracer it saw when it was created.
-        let tracing = try startTracing(logger: logger)
+        let tracing = try startTracing(start.tracing, logger: logger)
         try await configuration.withAssembler(logger: logger, metrics: GatewayMetrics(factory: exporter.factory)) { assembler in
             let generation = try await configuration.assemble(assembler)
             var server = try listenerSettings(generation.configuration.server)
@@ -79,8 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Logging as the file's server section and `--log-level` say (a file that does not parse is reported later,
     /// by the assembly, through this logging).
-    private func bootstrapLogging() throws {
-        let settings = GatewayAssembler.serverSettings(path: configuration.config, environment: ProcessInfo.processInfo.environment)
+    private func bootstrapLogging(_ settings: ServerSettings?) throws {
         var level = settings?.logLevel ?? .info
         if let logLevel {
             guard let parsed = Logger.Level(rawValue: logLevel) else { throw CLIFailure(.usage, "unknown --log-level '\(logLevel)'") }
@@ -111,9 +111,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// The OTLP exporter and tracer of the file's `tracing:` section, or nil without one.
-    private func startTracing(logger: Logger) throws -> (tracer: any Tracer, exporter: any Service)? {
-        let environment = ProcessInfo.processInfo.environment
-        return try GatewayAssembler.tracingSettings(path: configuration.config, environment: environment).map { settings in
+    private func startTracing(_ settings: TracingSettings?, logger: Logger) throws -> (tracer: any Tracer, exporter: any Service)? {
+        try settings.map { settings in
             do {
                 let tracing = try OpenTelemetryTracing.bootstrap(settings, logger: logger)
                 logger.notice(

@@ -251,7 +251,8 @@ package struct GatewayAssembler: Sendable {
         let backendGuards =
             keepsBackend && keepsGuards
             ? previous!.backendGuards
-            : BackendGuards(byType: Dictionary(uniqueKeysWithValues: backend.tokenTypes.map { ($0, makeGuard(.backend, settings, tokenType: $0)) }))
+            : BackendCallGuards(
+                byType: Dictionary(uniqueKeysWithValues: backend.tokenTypes.map { ($0, makeGuard(.backend, settings, tokenType: $0)) }))
         // Kept with the guards: a reload does not hand a storming tenant a fresh allowance.
         let mintBudget =
             keepsGuards && previous != nil
@@ -293,9 +294,9 @@ package struct GatewayAssembler: Sendable {
 
     /// `counted`: whether the guard's instruments are made (no authorizer, no authorizer series).
     private func makeGuard(
-        _ kind: BackendGuard.CallKind, _ settings: ProviderSettings, tokenType: TokenType? = nil, counted: Bool = true
-    ) -> BackendGuard {
-        BackendGuard(
+        _ kind: CallGuard.CallKind, _ settings: ProviderSettings, tokenType: TokenType? = nil, counted: Bool = true
+    ) -> CallGuard {
+        CallGuard(
             kind, settings: settings.backendGuard, clock: clock,
             metrics: counted ? metrics.guardMetrics(settings.id, call: kind, tokenType: tokenType) : .none)
     }

@@ -14,7 +14,7 @@ package final class ProviderRuntime: Sendable {
     package let backend: any TokenBackend
     package let keys: ProviderKeys
     /// Contains calls to the backend, per token type: a cap on calls in flight and a circuit breaker.
-    let backendGuards: BackendGuards
+    let backendGuards: BackendCallGuards
     /// How many mints per second the provider may start (`backend.mintBudget`), or nil for no bound.
     let mintBudget: RateLimiter<Bool>?
     let authenticator: CallerAuthenticator
@@ -42,7 +42,7 @@ package final class ProviderRuntime: Sendable {
         settings: ProviderSettings,
         backend: any TokenBackend,
         keys: ProviderKeys,
-        backendGuards: BackendGuards,
+        backendGuards: BackendCallGuards,
         mintBudget: RateLimiter<Bool>?,
         authenticator: CallerAuthenticator,
         authorizer: ProviderAuthorizer,

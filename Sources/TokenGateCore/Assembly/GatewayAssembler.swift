@@ -363,8 +363,16 @@ extension ProviderFingerprints {
         self.init(
             backend: try Digest.sha256(Array(backend.utf8)),
             clients: try Digest.sha256(Array(clients.utf8)),
-            limits: try Digest.sha256(Array("\(settings.rateLimits)".utf8)),
-            calls: try Digest.sha256(Array("\(settings.backendGuard)".utf8))
+            limits: try Digest.sha256(Array(Self.everyField(of: settings.rateLimits).utf8)),
+            calls: try Digest.sha256(Array(Self.everyField(of: settings.backendGuard).utf8))
         )
+    }
+
+    /// Every stored field of `value`, by reflection: a field added later changes the fingerprint without anyone
+    /// remembering to add it to a description.
+    private static func everyField(of value: some Any) -> String {
+        var text = ""
+        dump(value, to: &text)
+        return text
     }
 }

@@ -216,7 +216,7 @@ let package = Package(
         .target(
             name: "RESPTesting",
             dependencies: [
-                "RESP",
+                "RESP", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
@@ -236,9 +236,11 @@ let package = Package(
         // Test support, light: the manual clock, the log recorder and test timing; nothing but the core.
         .target(
             name: "TokenGateCoreTesting",
-            dependencies: ["TokenGateCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenGateCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // What any suite may need and no server implies: temporary directories, `eventually`, child processes.
+        .target(name: "TestSupport", swiftSettings: swiftSettings),
         // Test support for the gateway (re-exports both light kits): a real gateway on an ephemeral port, the Google
         // stand-in, haproxy, metrics scrapes.
         .target(
@@ -302,7 +304,7 @@ let package = Package(
         .testTarget(
             name: "TokenGateCoreTests",
             dependencies: [
-                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "TokenGateTesting", "YAML",
+                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "TokenGateCoreTesting", "YAML",
                 // The spans a request makes, recorded in memory.
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),

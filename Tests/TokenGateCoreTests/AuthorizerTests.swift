@@ -1,7 +1,7 @@
 import JOSE
 import Synchronization
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

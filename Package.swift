@@ -113,8 +113,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The one policy for requests to other servers (Google, upstream token servers, JWKS URLs, authorizers):
-        // the head and the body each within a deadline, the body capped, no redirect used.
+        // The one exchange for requests to other servers (Google, IAM, upstream token servers, JWKS URLs, authorizers,
+        // Fleet Engine): each attempt's head and body within deadlines, the body capped, no redirect used; retries by
+        // a caller's classification hook and RetryPolicy, one Retry-After parser, the process's client configuration.
         .target(
             name: "OutboundHTTP",
             dependencies: [
@@ -278,6 +279,9 @@ let package = Package(
         ),
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "OpenSSLPrimitives"], swiftSettings: swiftSettings),
+        // The outbound exchange's pure parts (Retry-After, the retry policy); its runs against a real server are in
+        // UpstreamTokenServerTests, beside the scripted loopback server.
+        .testTarget(name: "OutboundHTTPTests", dependencies: ["OutboundHTTP"], swiftSettings: swiftSettings),
         // Against the Google stand-in (Tests/Peers/google), started by the tests on a loopback port.
         .testTarget(
             name: "GoogleAuthTests",
@@ -322,6 +326,7 @@ let package = Package(
             name: "UpstreamTokenServerTests",
             dependencies: [
                 "UpstreamTokenServer", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
+                "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -167,7 +167,7 @@ let package = Package(
         .target(
             name: "GoogleIAMSigner",
             dependencies: [
-                "TokenGateCore", "JOSE", "GoogleAuth",
+                "TokenGateCore", "JOSE", "GoogleAuth", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -263,7 +263,7 @@ let package = Package(
             name: "tokengate",
             dependencies: [
                 "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE", "OpenSSLPrimitives",
-                "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "GoogleIAMSigner",
+                "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "GoogleIAMSigner", "OutboundHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

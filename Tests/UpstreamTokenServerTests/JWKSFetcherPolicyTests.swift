@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import NIOCore
+import OutboundHTTP
 import Testing
 import TokenGateHTTP
 import UpstreamTokenServer
@@ -13,7 +14,7 @@ import UpstreamTokenServer
     static func withFetcher(_ body: (HTTPJWKSFetcher, ScriptedUpstream) async throws -> Void) async throws {
         let server = try await ScriptedUpstream.start()
         let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamTokenServerFactory.recommendedConfiguration())
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: OutboundExchange.clientConfiguration())
         do {
             try await body(HTTPJWKSFetcher(client: client, timeout: .milliseconds(500)), server)
         } catch {

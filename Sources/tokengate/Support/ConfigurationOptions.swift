@@ -4,6 +4,7 @@ import FileTokenSource
 import Foundation
 import GoogleIAMSigner
 import Logging
+import OutboundHTTP
 import StaticKeySigner
 import TokenGateCore
 import TokenGateHTTP
@@ -22,7 +23,7 @@ struct ConfigurationOptions: ParsableArguments {
     ) async throws -> Result {
         let client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: UpstreamTokenServerFactory.recommendedConfiguration()
+            configuration: OutboundExchange.clientConfiguration()
         )
         let assembler = GatewayAssembler(
             registry: BackendRegistry([

@@ -188,12 +188,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The core's network seams over the one outbound exchange: key-set fetches, clients' authorizers, Fleet
+        // Engine's acceptance checks. No Hummingbird: the HTTP face serves, this calls out.
+        .target(
+            name: "TokenGateOutbound",
+            dependencies: [
+                "TokenGateCore", "OutboundHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The HTTP face: routes, request context, the only place errors become status codes.
         .target(
             name: "TokenGateHTTP",
             dependencies: [
-                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "OutboundHTTP",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "TokenGateCore", "JOSE", "OpenSSLPrimitives",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -246,8 +257,8 @@ let package = Package(
         .target(
             name: "TokenGateTesting",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "StaticKeySigner", "JOSE", "RESP", "RESPTesting",
-                "TokenGateCoreTesting",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateOutbound", "TokenGateRedis", "StaticKeySigner", "JOSE", "RESP",
+                "RESPTesting", "TokenGateCoreTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -262,7 +273,7 @@ let package = Package(
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE", "OpenSSLPrimitives",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateOutbound", "TokenGateRedis", "JOSE", "OpenSSLPrimitives",
                 "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "GoogleIAMSigner", "OutboundHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -326,7 +337,7 @@ let package = Package(
             name: "UpstreamTokenServerTests",
             dependencies: [
                 "UpstreamTokenServer", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
-                "OutboundHTTP",
+                "OutboundHTTP", "TokenGateOutbound",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -340,7 +351,7 @@ let package = Package(
             name: "GoogleIAMSignerTests",
             dependencies: [
                 "GoogleIAMSigner", "StaticKeySigner", "TokenBackendConformance", "GoogleAuth", "TokenGateCore", "TokenGateHTTP",
-                "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
+                "TokenGateTesting", "TokenGateOutbound", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -358,7 +369,7 @@ let package = Package(
         .testTarget(
             name: "TokenGateHTTPTests",
             dependencies: [
-                "TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE", "OpenSSLPrimitives",
+                "TokenGateHTTP", "TokenGateOutbound", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A tenant's authorizer, served for real on loopback.
                 .product(name: "Hummingbird", package: "hummingbird"),

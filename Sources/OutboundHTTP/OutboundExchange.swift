@@ -1,5 +1,5 @@
-package import AsyncHTTPClient
-package import NIOCore
+import AsyncHTTPClient
+import NIOCore
 package import NIOHTTP1
 
 /// The one policy for each attempt of every request TokenGate sends to another server: Google's token and IAM
@@ -57,8 +57,9 @@ package enum OutboundExchange {
     }
 
     /// Sends `request` once on `client`. `readsBody` says, from the status, whether the body is wanted (a body
-    /// left unread is discarded with the connection's next use).
-    package static func send(
+    /// left unread is discarded with the connection's next use). Internal: callers outside this module go through
+    /// ``RetryingExchange``, one attempt or more.
+    static func send(
         _ request: HTTPClientRequest, on client: HTTPClient, headDeadline: ContinuousClock.Instant, deadline: ContinuousClock.Instant,
         maxBodyBytes: Int, readsBody: (Int) -> Bool = { _ in true }
     ) async -> Result<Response, Failure> {
@@ -98,7 +99,7 @@ package enum OutboundExchange {
     }
 
     /// The error's type and code, never a URL with secrets or a body.
-    package static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         if let error = error as? HTTPClientError { return "\(error)" }
         if let error = error as? IOError { return "I/O error, errno \(error.errnoCode)" }
         if error is CancellationError { return "cancelled" }
@@ -111,7 +112,7 @@ package enum OutboundExchange {
     }
 
     /// `duration` as NIO's time amount: zero when negative, at most a day.
-    package static func timeAmount(_ duration: Duration) -> TimeAmount {
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
         guard duration > .zero else { return .zero }
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(min(seconds, 86_400) * 1_000_000_000 + attoseconds / 1_000_000_000)

@@ -3,6 +3,7 @@ import NIOCore
 import OutboundHTTP
 import Testing
 import TokenGateHTTP
+import TokenGateOutbound
 import UpstreamTokenServer
 
 /// `HTTPJWKSFetcher` under the one outbound policy it shares with the upstream and Google clients, against a real

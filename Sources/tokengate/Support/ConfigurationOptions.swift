@@ -8,6 +8,7 @@ import OutboundHTTP
 import StaticKeySigner
 import TokenGateCore
 import TokenGateHTTP
+import TokenGateOutbound
 import UpstreamTokenServer
 
 /// `--config FILE`, shared by the subcommands that read `config.yaml`.

@@ -134,13 +134,14 @@ import Testing
 
     @Test func retryAfterAsAnHTTPDateIsWaitedForWithinTheDeadline() async throws {
         try await Self.withHarness { harness in
-            let inThreeSeconds = Self.imfFixdate(RetryAfter.wallSeconds() + 3)
-            harness.server.script("/x", [Self.unavailable(retryAfter: inThreeSeconds), Self.ok])
-            let attempts = try await harness.run(harness.exchange(RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(10))))
+            let inThirtySeconds = Self.imfFixdate(RetryAfter.wallSeconds() + 30)
+            harness.server.script("/x", [Self.unavailable(retryAfter: inThirtySeconds), Self.ok])
+            let exchange = harness.exchange(RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(10)))
+            let attempts = try await harness.run(exchange, within: .seconds(60))
             #expect(attempts == 2)
-            // Whole seconds: 3 from when the date was written, 2 or 3 by the time the answer is read.
+            // Whole seconds: 30 from when the date was written, a little less by the time the answer is read.
             let waited = try #require(harness.sleeps.value.first)
-            #expect(waited >= .seconds(2) && waited <= .seconds(3))
+            #expect(waited >= .seconds(20) && waited <= .seconds(30))
         }
     }
 
@@ -178,16 +179,26 @@ import Testing
     @Test func attemptsUntilTheDeadlineStopThere() async throws {
         try await Self.withHarness { harness in
             // Every answer is a 503 and the policy has no attempt limit: the deadline alone ends the exchange, with
-            // the last failure, and no wait runs past it.
+            // the last failure, and no wait would end at or past it (however slow the machine makes each attempt).
             harness.server.script("/x", [Self.unavailable()])
-            let started = ContinuousClock.now
-            let policy = RetryPolicy(maxAttempts: .max, initialBackoff: .milliseconds(50), maxBackoff: .milliseconds(200))
-            await #expect(throws: Refused(status: 503)) {
-                try await harness.run(harness.exchange(policy, sleepsForReal: true), within: .seconds(1))
+            let waits = Locked<[(start: ContinuousClock.Instant, delay: Duration)]>([])
+            let timing = RetryTiming(
+                sleep: { delay in
+                    waits.withLock { $0.append((.now, delay)) }
+                    try await Task.sleep(for: delay)
+                },
+                jitter: { 1 })
+            let policy = RetryPolicy(maxAttempts: .max, initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(300))
+            let exchange = RetryingExchange(client: harness.client, retries: policy, maxBodyBytes: 1024, timing: timing)
+            let deadline = ContinuousClock.now + .seconds(3)
+            // The last failure: a 503, or no answer when a loaded machine held an attempt up to the deadline.
+            await #expect(throws: Refused.self) {
+                try await exchange.run(
+                    HTTPClientRequest(url: "\(harness.server.baseURL)/x"), deadline: deadline, expired: { Refused(status: -1) },
+                    classify: Self.classify)
             }
-            #expect(ContinuousClock.now - started < .seconds(1) + .milliseconds(500))
-            #expect(harness.server.calls(to: "/x") >= 2)
-            #expect(harness.sleeps.value.count == harness.server.calls(to: "/x") - 1)
+            #expect(waits.value.allSatisfy { $0.start + $0.delay < deadline })
+            #expect(waits.value.count == harness.server.calls(to: "/x") - 1)
         }
     }
 

@@ -4,6 +4,7 @@ import JOSE
 import NIOCore
 import NIOHTTP1
 import OpenSSLPrimitives
+import OutboundHTTP
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -114,7 +115,7 @@ import UpstreamTokenServer
         let sick = try await ScriptedUpstream.start()
         let healthy = try await ScriptedUpstream.start()
         let backendClient = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamTokenServerFactory.recommendedConfiguration())
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: OutboundExchange.clientConfiguration())
         var poolConfiguration = HTTPClient.Configuration()
         poolConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let sickCallers = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: poolConfiguration)

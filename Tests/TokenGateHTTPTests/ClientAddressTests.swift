@@ -7,7 +7,7 @@ import TokenGateTesting
 /// Who the client is, through the real gateway on a port: callers from many loopback addresses (127.0.0.x), a
 /// trusted proxy's `X-Forwarded-For`, a PROXY header, and a real haproxy in front. A good credential is never
 /// refused because of somebody else's failures, and the per-peer limit follows the client, not the proxy.
-@Suite(.timeLimit(.minutes(5))) struct ClientAddressTests {
+@Suite(.timeLimit(.minutes(10))) struct ClientAddressTests {
     static let token = "/v1/providers/acme-rides/tokens/consumer?tripId=trip-1"
 
     /// One token request over its own connection from `source` (127.0.0.x), with `headers`; its status.

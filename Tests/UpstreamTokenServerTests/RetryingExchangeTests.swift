@@ -198,7 +198,10 @@ import Testing
                     classify: Self.classify)
             }
             #expect(waits.value.allSatisfy { $0.start + $0.delay < deadline })
-            #expect(waits.value.count == harness.server.calls(to: "/x") - 1)
+            // One attempt before the first wait and at most one after each: none when a starved machine woke from the
+            // last wait (or sent its attempt) only after the deadline.
+            let calls = harness.server.calls(to: "/x")
+            #expect(calls >= 1 && calls <= waits.value.count + 1, "\(calls) calls, \(waits.value.count) waits")
         }
     }
 

@@ -5,7 +5,7 @@ import TokenGateCore
 /// Answers token requests from the connection's event loop, in front of Hummingbird's request loop, and hands
 /// everything else on to that loop unchanged.
 ///
-/// A GET of the token route is held from its head to its end; then ``CachedTokenResponder`` answers it at once (a
+/// A GET of the token route is held from its head to its end; then ``EventLoopTokenResponder`` answers it at once (a
 /// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
 /// miss: a mint costs no request task, and is signed on this event loop), or the request goes on as it came.
 /// Answers leave in request order: while a request handed on is unanswered, every later one is handed on too;
@@ -14,13 +14,13 @@ import TokenGateCore
 /// writer waits for the client; this handler would only buffer). It works on NIO's HTTP/1 parts, before the
 /// HTTPTypes conversion and Hummingbird's handlers, so a cached hit costs neither. ``HTTP1ConnectionStateHandler``,
 /// before it, sees these requests and answers like any other: the idle timeout and graceful shutdown hold for both.
-final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let responder: CachedTokenResponder
+    private let responder: EventLoopTokenResponder
     private var date = HTTPDate()
     /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
     private var body = ByteBuffer()
@@ -44,7 +44,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let addressing: ClientAddressing
     private let origin: ConnectionOrigin?
 
-    init(responder: CachedTokenResponder, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil), origin: ConnectionOrigin? = nil) {
+    init(responder: EventLoopTokenResponder, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil), origin: ConnectionOrigin? = nil) {
         self.responder = responder
         self.addressing = addressing
         self.origin = origin
@@ -127,7 +127,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         // Called once, on this loop (a store's reply, the task) or from elsewhere (then hopping here).
-        let answer: @Sendable (CachedTokenResponder.TokenAnswer) -> Void = { fetched in
+        let answer: @Sendable (EventLoopTokenResponder.Fetched) -> Void = { fetched in
             guard loop.inEventLoop else { return loop.execute { bound.value.handler.answered(fetched, context: bound.value.context) } }
             bound.value.handler.answered(fetched, context: bound.value.context)
         }
@@ -141,11 +141,11 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Writes a fetch's answer, then reads on.
-    private func answered(_ fetched: CachedTokenResponder.TokenAnswer, context: ChannelHandlerContext) {
+    private func answered(_ fetched: EventLoopTokenResponder.Fetched, context: ChannelHandlerContext) {
         fetching = false
         // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
         guard isActive else { return }
-        write(responder.head(of: fetched, date: date.now()), fetched.body, context: context)
+        write(responder.head(of: fetched, date: date.now()), fetched.answer.body, context: context)
         readWaiting(context: context)
     }
 
@@ -210,4 +210,4 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 @available(*, unavailable)
-extension CachedTokenHandler: Sendable {}
+extension EventLoopTokenHandler: Sendable {}

@@ -123,29 +123,31 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// runs there too).
     private func fetch(_ admission: TokenAdmission, context: ChannelHandlerContext) {
         fetching = true
-        let responder = self.responder
+        let (endpoint, requestID) = (responder.endpoint, admission.requestID ?? "")
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         // Called once, on this loop (a store's reply, the task) or from elsewhere (then hopping here).
-        let answer: @Sendable (EventLoopTokenResponder.Fetched) -> Void = { fetched in
-            guard loop.inEventLoop else { return loop.execute { bound.value.handler.answered(fetched, context: bound.value.context) } }
-            bound.value.handler.answered(fetched, context: bound.value.context)
+        let answer: @Sendable (TokenAnswer) -> Void = { fetched in
+            guard loop.inEventLoop else {
+                return loop.execute { bound.value.handler.answered(fetched, requestID: requestID, context: bound.value.context) }
+            }
+            bound.value.handler.answered(fetched, requestID: requestID, context: bound.value.context)
         }
-        if !responder.fetchWithoutTask(admission, completion: answer) {
+        if !endpoint.finish(admission, completion: answer) {
             let executor = loopExecutor ?? EventLoopTaskExecutor(loop)
             loopExecutor = executor
             TokenCacheFetches.$executor.withValue(executor) {
-                Task(executorPreference: executor) { answer(await responder.fetch(admission)) }
+                Task(executorPreference: executor) { answer(await endpoint.finish(admission)) }
             }
         }
     }
 
     /// Writes a fetch's answer, then reads on.
-    private func answered(_ fetched: EventLoopTokenResponder.Fetched, context: ChannelHandlerContext) {
+    private func answered(_ fetched: TokenAnswer, requestID: String, context: ChannelHandlerContext) {
         fetching = false
         // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
         guard isActive else { return }
-        write(responder.head(of: fetched, date: date.now()), fetched.answer.body, context: context)
+        write(responder.head(of: fetched, requestID: requestID, date: date.now()), fetched.body, context: context)
         readWaiting(context: context)
     }
 

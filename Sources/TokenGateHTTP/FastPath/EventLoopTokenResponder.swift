@@ -7,7 +7,7 @@ import TokenGateCore
 /// an HTTP/1 head and body.
 ///
 /// The endpoint answers what it decides at once (a cached token, a refusal), admits what needs waiting for
-/// ``fetch(_:)``, and passes on, uncharged, what the router must shape (a browser's request and its CORS fields, a
+/// ``TokenEndpoint/finish(_:)``, and passes on, uncharged, what the router must shape (a browser's request and its CORS fields, a
 /// `Connection: close`); another route or method never reaches it (``route(of:)``). The head carries what the
 /// router's answer would: the endpoint's fields, then `X-Request-ID`, `Date` and `Server`.
 struct EventLoopTokenResponder: Sendable {
@@ -22,16 +22,10 @@ struct EventLoopTokenResponder: Sendable {
 
     enum Answer {
         case response(HTTPResponseHead, body: ByteBuffer)
-        /// Admitted, but only the service's full path can answer: ``fetch(_:)`` it. No limit was charged.
+        /// Admitted, but only the service's full path can answer: ``TokenEndpoint/finish(_:)`` it. No limit was charged.
         case fetch(TokenAdmission)
         /// For the router: nothing was counted or charged.
         case passOn
-    }
-
-    /// A fetched answer, and the ID of the request it answers.
-    struct Fetched: Sendable {
-        let answer: TokenAnswer
-        let requestID: String
     }
 
     /// The token route target of `request` when it may be one this answers: a GET of the token route's plain
@@ -52,28 +46,11 @@ struct EventLoopTokenResponder: Sendable {
         }
     }
 
-    /// The answer to `admission` (from ``answer(_:route:peer:date:body:)``) by the service's full path.
-    func fetch(_ admission: TokenAdmission) async -> Fetched {
-        Fetched(answer: await endpoint.finish(admission), requestID: admission.requestID ?? "")
-    }
-
-    /// ``fetch(_:)`` without a task, when the only wait is the shared limits' check for a cached token: `completion`
-    /// gets the answer once. False when only ``fetch(_:)`` can answer.
-    func fetchWithoutTask(_ admission: TokenAdmission, completion: @escaping @Sendable (Fetched) -> Void) -> Bool {
-        let requestID = admission.requestID ?? ""
-        return endpoint.finish(admission) { completion(Fetched(answer: $0, requestID: requestID)) }
-    }
-
-    /// The response head of `fetched`, with `date` for the `Date` header.
-    func head(of fetched: Fetched, date: String) -> HTTPResponseHead {
-        head(of: fetched.answer, requestID: fetched.requestID, date: date)
-    }
-
     /// The response head the router's answer has: HTTP/1.1, the status with its reason phrase (as the HTTPTypes →
     /// HTTP/1 conversion writes them), the endpoint's fields (``TokenAnswer/writeFields(into:)``), then
     /// `X-Request-ID` (``GatewayMiddleware``), `Date` and `Server` (Hummingbird's application), spelled as
     /// HTTPTypes spells them.
-    private func head(of answer: TokenAnswer, requestID: String, date: String) -> HTTPResponseHead {
+    func head(of answer: TokenAnswer, requestID: String, date: String) -> HTTPResponseHead {
         var headers = HTTPHeaders(reservingCapacity: 10)
         answer.writeFields(into: &headers)
         headers.append(.xRequestID, requestID)

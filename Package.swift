@@ -108,13 +108,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
 
-        // The one policy for requests to other servers (Google, upstream token servers, JWKS URLs, authorizers):
-        // the head and the body each within a deadline, the body capped, no redirect used.
+        // The one exchange for requests to other servers (Google, IAM, upstream token servers, JWKS URLs, authorizers,
+        // Fleet Engine): each attempt's head and body within deadlines, the body capped, no redirect used; retries by
+        // a caller's classification hook and RetryPolicy, one Retry-After parser, the process's client configuration.
         .target(
             name: "OutboundHTTP",
             dependencies: [
@@ -166,7 +166,7 @@ let package = Package(
         .target(
             name: "GoogleIAMSigner",
             dependencies: [
-                "TokenGateCore", "JOSE", "GoogleAuth",
+                "TokenGateCore", "JOSE", "GoogleAuth", "OutboundHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -187,12 +187,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The core's network seams over the one outbound exchange: key-set fetches, clients' authorizers, Fleet
+        // Engine's acceptance checks. No Hummingbird: the HTTP face serves, this calls out.
+        .target(
+            name: "TokenGateOutbound",
+            dependencies: [
+                "TokenGateCore", "OutboundHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The HTTP face: routes, request context, the only place errors become status codes.
         .target(
             name: "TokenGateHTTP",
             dependencies: [
-                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "OutboundHTTP",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "TokenGateCore", "JOSE", "OpenSSLPrimitives",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -217,7 +228,7 @@ let package = Package(
         .target(
             name: "RESPTesting",
             dependencies: [
-                "RESP",
+                "RESP", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
@@ -237,16 +248,18 @@ let package = Package(
         // Test support, light: the manual clock, the log recorder and test timing; nothing but the core.
         .target(
             name: "TokenGateCoreTesting",
-            dependencies: ["TokenGateCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenGateCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // What any suite may need and no server implies: temporary directories, `eventually`, child processes.
+        .target(name: "TestSupport", swiftSettings: swiftSettings),
         // Test support for the gateway (re-exports both light kits): a real gateway on an ephemeral port, the Google
         // stand-in, haproxy, metrics scrapes.
         .target(
             name: "TokenGateTesting",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "StaticKeySigner", "JOSE", "RESP", "RESPTesting",
-                "TokenGateCoreTesting",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateOutbound", "TokenGateRedis", "StaticKeySigner", "JOSE", "RESP",
+                "RESPTesting", "TokenGateCoreTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -261,8 +274,8 @@ let package = Package(
         .executableTarget(
             name: "tokengate",
             dependencies: [
-                "TokenGateCore", "TokenGateHTTP", "TokenGateRedis", "JOSE", "OpenSSLPrimitives",
-                "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "GoogleIAMSigner",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateOutbound", "TokenGateRedis", "JOSE", "OpenSSLPrimitives",
+                "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "GoogleIAMSigner", "OutboundHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -278,6 +291,9 @@ let package = Package(
         ),
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "OpenSSLPrimitives"], swiftSettings: swiftSettings),
+        // The outbound exchange's pure parts (Retry-After, the retry policy); its runs against a real server are in
+        // UpstreamTokenServerTests, beside the scripted loopback server.
+        .testTarget(name: "OutboundHTTPTests", dependencies: ["OutboundHTTP"], swiftSettings: swiftSettings),
         // Against the Google stand-in (Tests/Peers/google), started by the tests on a loopback port.
         .testTarget(
             name: "GoogleAuthTests",
@@ -303,7 +319,7 @@ let package = Package(
         .testTarget(
             name: "TokenGateCoreTests",
             dependencies: [
-                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "TokenGateTesting", "YAML",
+                "TokenGateCore", "JOSE", "OpenSSLPrimitives", "TokenGateCoreTesting", "YAML",
                 // The spans a request makes, recorded in memory.
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
@@ -322,6 +338,7 @@ let package = Package(
             name: "UpstreamTokenServerTests",
             dependencies: [
                 "UpstreamTokenServer", "TokenBackendConformance", "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
+                "OutboundHTTP", "TokenGateOutbound",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -337,7 +354,7 @@ let package = Package(
             name: "GoogleIAMSignerTests",
             dependencies: [
                 "GoogleIAMSigner", "StaticKeySigner", "UpstreamTokenServer", "FileTokenSource", "TokenBackendConformance", "GoogleAuth",
-                "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "JOSE", "OpenSSLPrimitives",
+                "TokenGateCore", "TokenGateHTTP", "TokenGateTesting", "TokenGateOutbound", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -356,7 +373,7 @@ let package = Package(
         .testTarget(
             name: "TokenGateHTTPTests",
             dependencies: [
-                "TokenGateHTTP", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE", "OpenSSLPrimitives",
+                "TokenGateHTTP", "TokenGateOutbound", "TokenGateTesting", "TokenGateCore", "StaticKeySigner", "JOSE", "OpenSSLPrimitives",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // A tenant's authorizer, served for real on loopback.
                 .product(name: "Hummingbird", package: "hummingbird"),

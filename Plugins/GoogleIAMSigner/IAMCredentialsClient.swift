@@ -4,6 +4,7 @@ import GoogleAuth
 import JOSE
 import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 import Synchronization
 import TokenGateCore
 
@@ -34,12 +35,13 @@ struct IAMCredentialsClient: Sendable {
     /// The project billed and limited for the calls (`x-goog-user-project`): the provider's `quotaProject`, else the
     /// credentials file's.
     let quotaProject: String?
-    /// The delay before retry n is `initialBackoff · 2^(n-1)`, at most `maxBackoff`, times a jitter in 0.5...1.
-    var initialBackoff: Duration = .milliseconds(100)
-    var maxBackoff: Duration = .seconds(2)
+    /// As many attempts as the call's deadline leaves room for; the wait before retry n is `100 ms · 2^(n-1)`, at
+    /// most 2 s, times a jitter in 0.5...1, at least IAM's `Retry-After`.
+    var retries = RetryPolicy.untilDeadline
     static let maxAnswerBytes = 64 * 1024
 
-    /// The compact JWT IAM signed for `claims` as `account`, before `deadline`.
+    /// The compact JWT IAM signed for `claims` as `account`, before `deadline`, through the one retrying exchange
+    /// (``RetryingExchange``): each attempt with a fresh access token, every answer's body read and capped.
     func signJWT(_ claims: JSONObject, as account: String, deadline: ContinuousClock.Instant) async throws(Failure) -> String {
         let body: [UInt8]
         do {
@@ -47,30 +49,19 @@ struct IAMCredentialsClient: Sendable {
             if !delegates.isEmpty { request["delegates"] = .array(delegates.map { .string("projects/-/serviceAccounts/\($0)") }) }
             body = JSON.serialize(.object(request))
         }
-        var attempts = 0
-        while true {
-            attempts += 1
-            guard ContinuousClock.now < deadline else { throw .timeout }
-            let token: GoogleAccessToken
-            switch await accessToken(before: deadline) {
-            case .success(let fresh): token = fresh
-            case .failure(let failure): throw failure
-            }
-            let outcome = await send(body: body, account: account, accessToken: token.value, deadline: deadline)
-            switch outcome {
-            case .signed(let jwt):
-                return jwt
-            case .final(let failure):
-                throw failure
-            case .retryable(let failure, let retryAfter):
-                var delay = initialBackoff * (1 << min(attempts - 1, 20))
-                if delay > maxBackoff { delay = maxBackoff }
-                delay = delay * Double.random(in: 0.5...1)
-                if let retryAfter, .seconds(retryAfter) > delay { delay = .seconds(retryAfter) }
-                guard ContinuousClock.now + delay < deadline else { throw failure }
-                do { try await Task.sleep(for: delay) } catch { throw .timeout }
-            }
-        }
+        let exchange = RetryingExchange(client: client, retries: retries, maxBodyBytes: Self.maxAnswerBytes)
+        return try await exchange.run(
+            deadline: deadline,
+            expired: { .timeout },
+            cancelledWait: .timeout,
+            request: { _ throws(Failure) in
+                switch await accessToken(before: deadline) {
+                case .success(let token): return makeRequest(body: body, account: account, accessToken: token.value)
+                case .failure(let failure): throw failure
+                }
+            },
+            classify: { outcome, attempt in Self.classify(outcome, attempt, account: account) }
+        )
     }
 
     /// The credentials' access token, or `.timeout` at `deadline` if it has not come by then. A fetch is shared by
@@ -99,13 +90,7 @@ struct IAMCredentialsClient: Sendable {
         }
     }
 
-    private enum Outcome {
-        case signed(String)
-        case retryable(Failure, retryAfter: Int?)
-        case final(Failure)
-    }
-
-    private func send(body: [UInt8], account: String, accessToken: String, deadline: ContinuousClock.Instant) async -> Outcome {
+    private func makeRequest(body: [UInt8], account: String, accessToken: String) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: "\(baseURL)/v1/projects/-/serviceAccounts/\(account):signJwt")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(accessToken)")
@@ -114,30 +99,44 @@ struct IAMCredentialsClient: Sendable {
         // The quota project is billed for the call, as Google's libraries send it.
         if let quotaProject { request.headers.add(name: "x-goog-user-project", value: quotaProject) }
         request.body = .bytes(ByteBuffer(bytes: body))
-        let status: Int
-        let answer: [UInt8]
-        do {
-            let response = try await client.execute(request, deadline: Self.nioDeadline(deadline))
-            status = Int(response.status.code)
-            answer = Array(try await response.body.collect(upTo: Self.maxAnswerBytes).readableBytesView)
-            if status == 429 || status >= 500 {
-                let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                return .retryable(.unavailable("IAM answered \(status): \(Self.message(answer))", retryAfter: retryAfter), retryAfter: retryAfter)
-            }
-        } catch {
-            if ContinuousClock.now >= deadline { return .final(.timeout) }
-            return .retryable(.unavailable("IAM could not be reached (\(Self.describe(error)))", retryAfter: nil), retryAfter: nil)
+        return request
+    }
+
+    /// The hook: 429, 5xx and anything that got no usable answer before the deadline are retried (with IAM's
+    /// `Retry-After`, reported too); a 200 is the signed JWT, a 403 a missing permission, any other status final.
+    static func classify(
+        _ outcome: Result<OutboundExchange.Response, OutboundExchange.Failure>, _ attempt: RetryingExchange.Attempt, account: String
+    ) -> RetryingExchange.Verdict<String, Failure> {
+        let response: OutboundExchange.Response
+        switch outcome {
+        case .success(let answer):
+            response = answer
+        case .failure(.redirected):
+            // Only a client that follows redirects gets here (the gateway's never does): the answer came from elsewhere.
+            return .fail(.unavailable("IAM redirected; redirects are never used", retryAfter: nil))
+        case .failure(let failure):
+            // No usable answer (no connection, no head or body in time, a body too large or broken): retried while
+            // time is left.
+            if attempt.isPastDeadline { return .fail(.timeout) }
+            var reason = failure.description
+            if case .unreachable(let why) = failure { reason = why }
+            return .retry(.unavailable("IAM could not be reached (\(reason))", retryAfter: nil), after: nil)
         }
+        let status = response.status
+        let answer = response.body
         switch status {
         case 200:
             guard case .object(let object)? = try? JSON.parse(answer), case .string(let jwt)? = object["signedJwt"] else {
-                return .final(.invalidAnswer("IAM's answer has no signedJwt"))
+                return .fail(.invalidAnswer("IAM's answer has no signedJwt"))
             }
-            return .signed(jwt)
+            return .done(jwt)
         case 403:
-            return .final(.forbidden(account: account, message: Self.message(answer)))
+            return .fail(.forbidden(account: account, message: message(answer)))
+        case 429, 500...:
+            let retryAfter = response.retryAfterSeconds
+            return .retry(.unavailable("IAM answered \(status): \(message(answer))", retryAfter: retryAfter), after: response.retryAfter)
         default:
-            return .final(.unavailable("IAM answered \(status): \(Self.message(answer))", retryAfter: nil))
+            return .fail(.unavailable("IAM answered \(status): \(message(answer))", retryAfter: nil))
         }
     }
 
@@ -148,18 +147,5 @@ struct IAMCredentialsClient: Sendable {
         else { return "no error message" }
         // Printable ASCII only and bounded: the message goes to logs and readiness.
         return String(String.UnicodeScalarView(message.unicodeScalars.prefix(300).filter { (0x20...0x7E).contains($0.value) }))
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError { return "\(error)" }
-        if let error = error as? IOError { return "I/O error, errno \(error.errnoCode)" }
-        return String(describing: type(of: error))
-    }
-
-    private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {
-        let remaining = instant - ContinuousClock.now
-        guard remaining > .zero else { return .now() }
-        let (seconds, attoseconds) = remaining.components
-        return .now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

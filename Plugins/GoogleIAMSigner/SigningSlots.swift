@@ -2,6 +2,13 @@ import Synchronization
 
 /// At most `limit` IAM calls in flight for one provider; the others wait their turn in arrival order, each until
 /// its own deadline. No thread is blocked: a waiter is a suspended task.
+///
+/// Not a second `BackendGuard` (TokenGateCore's `Isolation/`; the design review of 2026-12-01 asked, issue 48 kept
+/// it): the guard caps one token type's backend calls, with a short queue whose overflow is refused at once, and
+/// counts their outcomes for its breaker; this caps the provider's IAM calls across all its token types
+/// (`maxConcurrentSigns`), because IAM's quota and the connections to it belong to the provider's credentials, not
+/// to a type, and a call waits here up to its own deadline. Folding it into the guard would change what
+/// `maxConcurrentCalls` means for every backend.
 final class SigningSlots: Sendable {
     private struct State {
         var free: Int

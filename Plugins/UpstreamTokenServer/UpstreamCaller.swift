@@ -3,14 +3,16 @@ import JOSE
 import Logging
 import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 import TokenGateCore
 
-/// Calls the provider's token server: builds the request, retries what is worth retrying, and keeps the whole
-/// call inside the total timeout.
+/// Calls the provider's token server through the one retrying exchange (``RetryingExchange``): builds the request,
+/// retries what ``classify(_:_:what:)`` says is worth retrying (`retries:`), bounds each attempt's connecting and head
+/// by `timeouts.connect`, and keeps the whole call, body included, inside `timeouts.total`.
 struct UpstreamCaller: Sendable {
     let client: HTTPClient
     let settings: UpstreamSettings
-    let timing: UpstreamTiming
+    let timing: RetryTiming
     var metrics: BackendMetrics = .none
 
     /// The body of the upstream's 2xx answer for `request`, or the `TokenGateError` to report.
@@ -19,38 +21,21 @@ struct UpstreamCaller: Sendable {
             throw TokenGateError(.invalidRequest, "a context ID made only of dots cannot travel in a URL path")
         }
         let httpRequest = makeRequest(url: url, for: request)
-        let deadline = ContinuousClock.now + settings.totalTimeout
-        var attempt = 0
-        while true {
-            attempt += 1
-            let now = ContinuousClock.now
-            guard now < deadline else { throw TokenGateError(.backendTimeout, "the upstream token server did not answer in time") }
-            let outcome = await HTTPExchange.attempt(
-                httpRequest,
-                client: client,
-                headDeadline: min(deadline, now + settings.connectTimeout),
-                deadline: deadline,
-                maxBodyBytes: settings.maxBodyBytes,
-                what: "the upstream token server"
-            )
-            switch outcome {
-            case .body(let bytes):
-                return bytes
-            case .final(let error):
-                throw error
-            case .retryable(let error, let retryAfter):
-                guard attempt < settings.retries.maxAttempts else { throw error }
-                let delay = settings.retries.backoff(
-                    beforeRetry: attempt,
-                    jitter: timing.jitter(),
-                    retryAfter: retryAfter.map { .seconds($0) }
-                )
-                // A wait that would end past the deadline is pointless: report now, with Retry-After if known.
-                guard ContinuousClock.now + delay < deadline else { throw error }
-                metrics.recordRetry()
-                try await timing.sleep(delay)
-            }
-        }
+        let exchange = RetryingExchange(
+            client: client, retries: settings.retries, attemptTimeout: settings.connectTimeout, maxBodyBytes: settings.maxBodyBytes,
+            readsBody: { (200..<300).contains($0) }, timing: timing)
+        let metrics = self.metrics
+        return try await exchange.run(
+            httpRequest,
+            deadline: ContinuousClock.now + settings.totalTimeout,
+            expired: { TokenGateError(.backendTimeout, "the upstream token server did not answer in time") as any Error },
+            // A cancelled wait ends the call as the cancellation it is (not a failure of the upstream).
+            cancelledWait: CancellationError(),
+            observe: { event in
+                if case .retrying = event { metrics.recordRetry() }
+            },
+            classify: { outcome, attempt in Self.classify(outcome, attempt, what: "the upstream token server") }
+        )
     }
 
     func makeRequest(url: String, for request: TokenRequest) -> HTTPClientRequest {

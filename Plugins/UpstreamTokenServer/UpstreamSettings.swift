@@ -1,3 +1,4 @@
+import OutboundHTTP
 import TokenGateCore
 
 /// A provider's `upstream-http` backend section, validated. Built only by the factory; the backend only reads it.
@@ -18,7 +19,7 @@ struct UpstreamSettings: Sendable {
     var connectTimeout: Duration = .seconds(2)
     /// The limit for the whole call: every attempt, every backoff, every body byte.
     var totalTimeout: Duration = .seconds(5)
-    var retries = UpstreamRetryPolicy()
+    var retries = UpstreamSettings.defaultRetries
     var maxBodyBytes = 65_536
     /// The keys the gateway verifies this upstream's tokens with.
     var verify: [BoundKeySource]
@@ -55,7 +56,7 @@ struct UpstreamSettings: Sendable {
         if let node = mapping.optional("headers") { settings.headers = try parseHeaders(node) }
         if let node = mapping.optional("response") { settings.response = try UpstreamResponseMapping.parse(node) }
         if let node = mapping.optional("timeouts") { try settings.parseTimeouts(node) }
-        if let node = mapping.optional("retries") { settings.retries = try UpstreamRetryPolicy.parse(node) }
+        if let node = mapping.optional("retries") { settings.retries = try Self.parseRetries(node) }
         if let node = mapping.optional("maxBodyBytes") { settings.maxBodyBytes = try node.int(in: 256...1_048_576) }
         return settings
     }

@@ -38,7 +38,7 @@ package enum ApplicationDefaultCredentials {
 
     static func fetcher(
         credentialsFile: String?, environment: [String: String], endpoints: GoogleEndpoints, http: GoogleHTTP
-    ) throws(GoogleAuthError) -> any TokenFetcher {
+    ) throws(GoogleAuthError) -> any AccessTokenSource {
         if let credentialsFile {
             return try CredentialsFileLoader(endpoints: endpoints, environment: environment, http: http).fetcher(
                 path: credentialsFile, origin: "credentialsFile \(credentialsFile)")

@@ -2,7 +2,7 @@ import Foundation
 
 /// An `authorized_user` file (gcloud's `application_default_credentials.json`): the refresh token is exchanged at
 /// the OAuth token endpoint. The file names no endpoint; Google's libraries use https://oauth2.googleapis.com/token.
-struct AuthorizedUserFetcher: TokenFetcher {
+struct AuthorizedUserFetcher: AccessTokenSource {
     let clientID: String
     let quotaProject: String?
     let clientSecret: String

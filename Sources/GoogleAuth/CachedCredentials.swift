@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// `GoogleCredentials` over a `TokenFetcher`: the token is cached behind a `Mutex`, refreshed ahead of expiry by one
+/// `GoogleCredentials` over an `AccessTokenSource`: the token is cached behind a `Mutex`, refreshed ahead of expiry by one
 /// shared `Task` that every waiting caller awaits (single flight), and kept when a refresh fails while it is valid.
 final class CachedCredentials: GoogleCredentials {
     private struct State {
@@ -11,7 +11,7 @@ final class CachedCredentials: GoogleCredentials {
         var inFlight: Task<Result<GoogleAccessToken, GoogleAuthError>, Never>?
     }
 
-    let fetcher: any TokenFetcher
+    let fetcher: any AccessTokenSource
     private let state = Mutex(State())
     private let policy: RefreshPolicy
     private let fetchTimeout: Duration
@@ -24,7 +24,7 @@ final class CachedCredentials: GoogleCredentials {
     var quotaProject: String? { fetcher.quotaProject }
 
     init(
-        fetcher: any TokenFetcher, fetchTimeout: Duration, logger: Logger, policy: RefreshPolicy = RefreshPolicy(),
+        fetcher: any AccessTokenSource, fetchTimeout: Duration, logger: Logger, policy: RefreshPolicy = RefreshPolicy(),
         onRefresh: @escaping @Sendable (Bool) -> Void, now: @escaping @Sendable () -> Int64 = CachedCredentials.systemNow
     ) {
         self.fetcher = fetcher

@@ -1,12 +1,12 @@
 import JOSE
 
-/// Turns a credentials file into a `TokenFetcher` by its `type`.
+/// Turns a credentials file into an `AccessTokenSource` by its `type`.
 struct CredentialsFileLoader: Sendable {
     let endpoints: GoogleEndpoints
     let environment: [String: String]
     let http: GoogleHTTP
 
-    func fetcher(path: String, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
+    func fetcher(path: String, origin: String) throws(GoogleAuthError) -> any AccessTokenSource {
         let file = try CredentialsFile(path: path)
         if let problem = SafeURL.problem(endpoints.oauthToken) {
             throw GoogleAuthError(.configuration, "the OAuth token endpoint \(endpoints.oauthToken) \(problem)")
@@ -28,7 +28,7 @@ struct CredentialsFileLoader: Sendable {
     }
 
     /// `external_account` (Workload Identity Federation), then impersonation when the file names its URL.
-    private func externalAccount(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
+    private func externalAccount(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any AccessTokenSource {
         let federation = try ExternalAccountFetcher(fields, environment: environment, http: http, origin: origin)
         guard let url = try fields.optionalURL("service_account_impersonation_url") else { return federation }
         let lifetime =
@@ -41,11 +41,11 @@ struct CredentialsFileLoader: Sendable {
 
     /// `impersonated_service_account` (gcloud's `--impersonate-service-account` ADC): its source credentials are a
     /// nested service_account or authorized_user object, with a `quota_project_id` of their own.
-    private func impersonated(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any TokenFetcher {
+    private func impersonated(_ fields: CredentialFields, origin: String) throws(GoogleAuthError) -> any AccessTokenSource {
         let url = try fields.url("service_account_impersonation_url")
         let delegates = try fields.stringArray("delegates")
         let sourceFields = try fields.object("source_credentials")
-        let source: any TokenFetcher
+        let source: any AccessTokenSource
         switch try sourceFields.string("type") {
         case "service_account":
             source = try ServiceAccountFetcher(sourceFields, defaultTokenURI: endpoints.oauthToken, http: http, origin: "source_credentials")

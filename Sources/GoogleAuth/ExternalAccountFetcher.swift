@@ -5,7 +5,7 @@ import JOSE
 /// an executable, an X.509 certificate; see `SubjectTokenSources`) exchanged at Google's STS (RFC 8693) for a
 /// federated token. With `service_account_impersonation_url`, an `ImpersonationFetcher` then trades that for a
 /// service account's token.
-struct ExternalAccountFetcher: TokenFetcher {
+struct ExternalAccountFetcher: AccessTokenSource {
     static let tokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
     static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
 

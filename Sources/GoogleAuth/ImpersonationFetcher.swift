@@ -3,8 +3,8 @@ import JOSE
 
 /// Service-account impersonation: the source credentials' token buys, through IAM Credentials'
 /// `generateAccessToken`, a token of the target account (directly or through `delegates`).
-struct ImpersonationFetcher: TokenFetcher {
-    let source: any TokenFetcher
+struct ImpersonationFetcher: AccessTokenSource {
+    let source: any AccessTokenSource
     /// `https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/EMAIL:generateAccessToken`.
     let url: String
     let delegates: [String]
@@ -34,7 +34,7 @@ struct ImpersonationFetcher: TokenFetcher {
         let object = try await http.send(request, deadline: deadline).object()
         let value = try GoogleAnswer.string(object, "accessToken", what: request.what)
         let expireTime = try GoogleAnswer.string(object, "expireTime", what: request.what)
-        guard let expiresAt = RFC3339.epochSeconds(expireTime) else {
+        guard let expiresAt = GoogleTimestamp.epochSeconds(expireTime) else {
             throw GoogleAuthError(.malformedAnswer, "\(request.what) answered with an \"expireTime\" that is not RFC 3339")
         }
         let steps = sourceToken.provenance.map { "\($0); " } ?? ""

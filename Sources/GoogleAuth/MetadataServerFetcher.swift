@@ -2,7 +2,7 @@ import Foundation
 
 /// The metadata server of GCE, GKE, Cloud Run and Cloud Functions: the attached service account's token, over
 /// plain HTTP by Google's design, with `Metadata-Flavor: Google` both ways.
-struct MetadataServerFetcher: TokenFetcher {
+struct MetadataServerFetcher: AccessTokenSource {
     static let defaultHost = "metadata.google.internal"
 
     let host: String

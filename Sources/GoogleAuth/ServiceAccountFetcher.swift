@@ -3,7 +3,7 @@ import JOSE
 
 /// A `service_account` key file: an RS256 JWT assertion (kid = `private_key_id`) exchanged at the file's
 /// `token_uri` for an access token (RFC 7523 JWT-bearer grant).
-struct ServiceAccountFetcher: TokenFetcher {
+struct ServiceAccountFetcher: AccessTokenSource {
     static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     let clientEmail: String

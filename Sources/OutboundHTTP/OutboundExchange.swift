@@ -1,10 +1,11 @@
-package import AsyncHTTPClient
-package import NIOCore
+import AsyncHTTPClient
+import NIOCore
 package import NIOHTTP1
 
-/// The one policy for every request TokenGate sends to another server: Google's token and IAM endpoints, an
-/// upstream token server, a JWKS URL, an authorizer. Each caller decides what to retry and what an answer means;
-/// this decides how one attempt is bounded:
+/// The one policy for each attempt of every request TokenGate sends to another server: Google's token and IAM
+/// endpoints, an upstream token server, a JWKS URL, an authorizer, Fleet Engine. Callers go through
+/// ``RetryingExchange``, which sends each attempt here; each caller's hook decides what to retry and what an answer
+/// means, and this decides how one attempt is bounded:
 /// - connecting and the response head within `headDeadline` (AsyncHTTPClient's deadline covers only those);
 /// - the body within `deadline` as well, raced here, so a server that trickles bytes cannot hold a request past
 ///   its caller's bound, and at most `maxBodyBytes` of it;
@@ -17,11 +18,17 @@ package enum OutboundExchange {
         package var headers: HTTPHeaders
         /// The whole body, or empty when the caller chose not to read it.
         package var body: [UInt8]
+
+        /// The seconds the server's `Retry-After` asks to wait, by the one rule (``RetryAfter``); `nil` without one.
+        package var retryAfterSeconds: Int? { RetryAfter.seconds(headers.first(name: "Retry-After")) }
+
+        /// ``retryAfterSeconds`` as a duration.
+        package var retryAfter: Duration? { retryAfterSeconds.map { .seconds($0) } }
     }
 
     /// Why an attempt got no usable answer. The reasons are safe to log: an error's type and code, never a URL
     /// (which may name a caller's subject) or a body.
-    package enum Failure: Error, Sendable, Equatable {
+    package enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// AsyncHTTPClient gave up waiting for a connection or the head at its deadline.
         case timedOut
         /// No connection, or it failed before the head. (AsyncHTTPClient retries a refused connection itself until
@@ -35,11 +42,24 @@ package enum OutboundExchange {
         case bodyTooLarge(limit: Int)
         /// The connection broke while the body was read.
         case bodyBroken(reason: String)
+
+        /// What happened, in words safe to log.
+        package var description: String {
+            switch self {
+            case .timedOut: "no answer in time"
+            case .unreachable(let reason): "unreachable (\(reason))"
+            case .redirected: "redirected, and redirects are never used"
+            case .bodyTimedOut: "the body did not arrive in time"
+            case .bodyTooLarge(let limit): "a body over \(limit) bytes"
+            case .bodyBroken(let reason): "a broken body (\(reason))"
+            }
+        }
     }
 
     /// Sends `request` once on `client`. `readsBody` says, from the status, whether the body is wanted (a body
-    /// left unread is discarded with the connection's next use).
-    package static func send(
+    /// left unread is discarded with the connection's next use). Internal: callers outside this module go through
+    /// ``RetryingExchange``, one attempt or more.
+    static func send(
         _ request: HTTPClientRequest, on client: HTTPClient, headDeadline: ContinuousClock.Instant, deadline: ContinuousClock.Instant,
         maxBodyBytes: Int, readsBody: (Int) -> Bool = { _ in true }
     ) async -> Result<Response, Failure> {
@@ -79,7 +99,7 @@ package enum OutboundExchange {
     }
 
     /// The error's type and code, never a URL with secrets or a body.
-    package static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         if let error = error as? HTTPClientError { return "\(error)" }
         if let error = error as? IOError { return "I/O error, errno \(error.errnoCode)" }
         if error is CancellationError { return "cancelled" }
@@ -92,7 +112,7 @@ package enum OutboundExchange {
     }
 
     /// `duration` as NIO's time amount: zero when negative, at most a day.
-    package static func timeAmount(_ duration: Duration) -> TimeAmount {
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
         guard duration > .zero else { return .zero }
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(min(seconds, 86_400) * 1_000_000_000 + attoseconds / 1_000_000_000)

@@ -7,6 +7,7 @@ import NIOHTTP1
 import ServiceLifecycle
 package import TokenGateCore
 package import TokenGateHTTP
+import TokenGateOutbound
 import TokenGateRedis
 
 /// A real TokenGate HTTP server on 127.0.0.1 and an ephemeral port, for the duration of a test.

@@ -5,6 +5,7 @@ import Testing
 import TokenBackendConformance
 import TokenGateCore
 import TokenGateHTTP
+import TokenGateOutbound
 import TokenGateTesting
 
 @Suite struct GoogleIAMConformanceTests {

@@ -2,7 +2,7 @@ import Foundation
 import JOSE
 import Logging
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

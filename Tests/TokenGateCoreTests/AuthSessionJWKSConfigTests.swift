@@ -1,7 +1,7 @@
 import JOSE
 import Logging
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

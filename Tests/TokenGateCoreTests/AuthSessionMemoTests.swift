@@ -1,6 +1,6 @@
 import JOSE
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

@@ -1,7 +1,7 @@
 import JOSE
 import Synchronization
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 
@@ -52,7 +52,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
         return ProviderAuthorizer(
             provider: Self.acme, clients: clients, transport: transport, metrics: metrics,
             answers: AuthorizerDecisionCache(clock: clock.gatewayClock, maxEntries: maxEntries),
-            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.gatewayClock, metrics: .none))
+            guard: CallGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.gatewayClock, metrics: .none))
     }
 
     static func rider(_ subject: String? = "user-1") -> AuthenticatedCaller {
@@ -202,7 +202,7 @@ final class ScriptedAuthorizerTransport: AuthorizerTransport {
             provider: Self.acme,
             clients: [ClientConfig(name: "rider-app", credential: .apiKey(sha256: []), allow: [.consumer: .anyContext], authorizer: settings)],
             transport: transport, metrics: metrics, answers: AuthorizerDecisionCache(clock: clock.gatewayClock),
-            guard: BackendGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.gatewayClock, metrics: .none))
+            guard: CallGuard(.authorizer, settings: BackendGuardSettings(), clock: clock.gatewayClock, metrics: .none))
         #expect(await outcome(pathAuthorizer, Self.rider("..")) == .forbidden)
         #expect(transport.calls == 0)
     }

@@ -1,6 +1,6 @@
 import Synchronization
 import TokenGateCore
-import TokenGateTesting
+import TokenGateCoreTesting
 
 struct TestToken: Expiring, Equatable {
     var serial: Int

@@ -1,6 +1,6 @@
 import Testing
 import TokenGateCore
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @Suite struct ClockTests {
     @Test func systemMonotonicClockNeverGoesBackwards() {

@@ -1,5 +1,5 @@
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

@@ -3,7 +3,7 @@ import JOSE
 import Logging
 import OpenSSLPrimitives
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Testing
 import TokenGateCore
-import TokenGateTesting
+import TokenGateCoreTesting
 
 /// `server.admin`, `server.tls`, `server.logFormat`/`logLevel` and `audit:`: defaults, values, and located errors.
 @Suite struct OperationsSettingsTests {

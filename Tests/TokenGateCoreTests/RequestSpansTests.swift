@@ -4,7 +4,7 @@ import JOSE
 import Logging
 import OpenSSLPrimitives
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 import Tracing
 
 @testable import TokenGateCore

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Testing
 import TokenGateCore
-import TokenGateTesting
+import TokenGateCoreTesting
 
 /// `providers: { include: … }` as the parser and `check-config` read it: tenants from files beside inline ones,
 /// each mistake located in the file that has it, and at start (no last good version yet) a broken tenant file is

@@ -2,7 +2,7 @@ import Foundation
 import JOSE
 import OpenSSLPrimitives
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 

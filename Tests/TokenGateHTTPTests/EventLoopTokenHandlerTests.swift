@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOHTTPTypesHTTP1
 import Testing
 import TokenGateCore
+import TokenGateOutbound
 import TokenGateTesting
 
 @testable import TokenGateHTTP

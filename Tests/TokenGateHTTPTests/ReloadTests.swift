@@ -6,6 +6,7 @@ import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateHTTP
+import TokenGateOutbound
 import TokenGateTesting
 
 /// Reloading a running gateway: a generation is built beside the running one and swapped whole, keeping what did

@@ -146,6 +146,9 @@ struct ScaleOutFixture {
 
     /// Backend calls at every replica together.
     var totalBackendCalls: Int { probes.reduce(0) { $0 + $1.calls } }
+
+    /// Backend calls for `trip` at every replica together: exact while other trips are minted alongside.
+    func backendCalls(forTrip trip: String) -> Int { probes.reduce(0) { $0 + $1.calls(for: .trip(ContextID(trip)!)) } }
 }
 
 extension RunningGateway {

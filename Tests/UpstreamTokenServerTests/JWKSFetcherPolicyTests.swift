@@ -1,7 +1,9 @@
 import AsyncHTTPClient
 import NIOCore
+import OutboundHTTP
 import Testing
 import TokenGateHTTP
+import TokenGateOutbound
 import UpstreamTokenServer
 
 /// `HTTPJWKSFetcher` under the one outbound policy it shares with the upstream and Google clients, against a real
@@ -13,7 +15,7 @@ import UpstreamTokenServer
     static func withFetcher(_ body: (HTTPJWKSFetcher, ScriptedUpstream) async throws -> Void) async throws {
         let server = try await ScriptedUpstream.start()
         let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamTokenServerFactory.recommendedConfiguration())
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: OutboundExchange.clientConfiguration())
         do {
             try await body(HTTPJWKSFetcher(client: client, timeout: .milliseconds(500)), server)
         } catch {

@@ -4,6 +4,7 @@ import Testing
 import TokenBackendConformance
 import TokenGateCore
 import TokenGateHTTP
+import TokenGateOutbound
 import TokenGateTesting
 import UpstreamTokenServer
 

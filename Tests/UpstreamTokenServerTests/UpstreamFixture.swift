@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import JOSE
 import Logging
+import OutboundHTTP
 import Synchronization
 import Testing
 import TokenGateCore
@@ -27,7 +28,7 @@ struct UpstreamFixture: Sendable {
     static func run(_ body: (UpstreamFixture) async throws -> Void) async throws {
         let upstream = try await ScriptedUpstream.start()
         let client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: UpstreamTokenServerFactory.recommendedConfiguration())
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: OutboundExchange.clientConfiguration())
         let fixture = UpstreamFixture(
             upstream: upstream,
             client: client,
@@ -71,7 +72,7 @@ struct UpstreamFixture: Sendable {
             Array((yaml ?? config()).utf8), file: ConfigFile(path: "/etc/tokengate/config.yaml", environment: environment))
         let section = try #require(try root.entries().first { $0.key == "backend" }?.node)
         let clock = TokenGateClock(wallSeconds: { Self.now }, monotonicNanoseconds: { [monotonic] in monotonic.withLock { $0 } })
-        let timing = UpstreamTiming(sleep: { [sleeps] delay in sleeps.withLock { $0.append(delay) } }, jitter: { 1 })
+        let timing = RetryTiming(sleep: { [sleeps] delay in sleeps.withLock { $0.append(delay) } }, jitter: { 1 })
         let factory = UpstreamTokenServerFactory(httpClient: client ?? self.client, timing: timing)
         return try await factory.makeBackend(
             BackendContext(provider: Self.provider, section: section, audience: FleetEngineClaims.defaultAudience, clock: clock, logger: logs.logger)

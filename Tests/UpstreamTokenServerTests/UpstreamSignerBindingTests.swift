@@ -5,6 +5,7 @@ import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateHTTP
+import TokenGateOutbound
 import TokenGateTesting
 import UpstreamTokenServer
 

@@ -7,8 +7,8 @@ import OpenSSLPrimitives
 ///
 /// In order: the configuration is parsed into values; a ``KeySetDirectory`` gets one key set per distinct JWKS URL
 /// (the previous generation's set where it had the URL); each provider's backend is built by its plugin; then each
-/// provider's runtime (keys, authenticator, cache, limiters), handing on from `previous` every part whose
-/// configuration did not change; then the api-key ownership map. Nothing is started: the generation's
+/// provider's runtime (keys, authenticator, cache, limiters), handing on from `previous` every reload unit whose
+/// configuration did not change (``ProviderUnits``); then the api-key ownership map. Nothing is started: the generation's
 /// ``GatewayGeneration/services`` run only when `serve` (or a reload) runs them. Any error leaves nothing behind.
 package struct GatewayAssembler: Sendable {
     /// The plugins.
@@ -227,9 +227,25 @@ package struct GatewayAssembler: Sendable {
         try Self.checkLifetimes(of: built, against: settings)
         try Self.checkAcceptanceTypes(of: built, against: settings)
         let fingerprints = try ProviderFingerprints(settings)
-        // A backend whose settings and files are unchanged is handed on with its cache: no mint storm on reload.
-        let keepsBackend = previous?.fingerprints.backend == fingerprints.backend
-        let backend = keepsBackend ? previous!.backend : built
+        // Built even when an old one is kept, so its key URLs are registered with this generation's directory.
+        let authenticator = CallerAuthenticator(
+            provider: settings.id, clients: settings.clients, clock: clock,
+            keySet: { keySets.keySet(for: $0) }, sessionMemoLimit: sessionMemoLimit)
+        let hasAuthorizer = settings.clients.contains { $0.authorizer != nil }
+        // What a reload hands on, unit by unit: the rules are ProviderUnits', the closures build what is not kept.
+        let units = ProviderUnits(
+            previous: previous?.units, fingerprints: fingerprints,
+            backend: { BackendUnit(backend: built, cache: TokenCache(policy: Self.cachePolicy(settings.cache, replicas: replicas), clock: clock)) },
+            backendCalls: { backend in
+                BackendCallGuards(
+                    byType: Dictionary(uniqueKeysWithValues: backend.tokenTypes.map { ($0, makeGuard(.backend, settings, tokenType: $0)) }))
+            },
+            mintBudget: { settings.backendGuard.mintBudget.map { RateLimiter<Bool>(limit: $0, maxKeys: 1, clock: clock) } },
+            clients: { ClientsUnit(authenticator: authenticator, answers: AuthorizerDecisionCache(clock: clock)) },
+            authorizerCalls: { makeGuard(.authorizer, settings, counted: hasAuthorizer) },
+            limits: { RateLimitBuckets(settings.rateLimits, clock: clock) })
+        let backend = units.backend.parts.backend
+        let metrics = metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: hasAuthorizer)
         let keys = ProviderKeys(
             parts: backend.verificationKeys.map { bound in
                 switch bound.source {
@@ -238,43 +254,17 @@ package struct GatewayAssembler: Sendable {
                 }
             }
         )
-        // Built even when an old one is kept, so its key URLs are registered with this generation's directory.
-        let authenticator = CallerAuthenticator(
-            provider: settings.id, clients: settings.clients, clock: clock,
-            keySet: { keySets.keySet(for: $0) }, sessionMemoLimit: sessionMemoLimit)
-        // Unchanged clients keep their authenticator (session memo) and their authorizers' cached answers.
-        let keepsClients = previous?.fingerprints.clients == fingerprints.clients
-        let hasAuthorizer = settings.clients.contains { $0.authorizer != nil }
-        let metrics = metrics.provider(settings.id, tokenTypes: backend.tokenTypes, hasAuthorizer: hasAuthorizer)
-        // An open circuit stays open across a reload that keeps what it guards.
-        let keepsGuards = previous?.settings.backendGuard == settings.backendGuard
-        let backendGuards =
-            keepsBackend && keepsGuards
-            ? previous!.backendGuards
-            : BackendGuards(byType: Dictionary(uniqueKeysWithValues: backend.tokenTypes.map { ($0, makeGuard(.backend, settings, tokenType: $0)) }))
-        // Kept with the guards: a reload does not hand a storming tenant a fresh allowance.
-        let mintBudget =
-            keepsGuards && previous != nil
-            ? previous!.mintBudget : settings.backendGuard.mintBudget.map { RateLimiter<Bool>(limit: $0, maxKeys: 1, clock: clock) }
         let authorizer = ProviderAuthorizer(
             provider: settings.id, clients: settings.clients, transport: authorizerTransport, metrics: metrics,
-            answers: keepsClients ? previous!.authorizer.answers : AuthorizerDecisionCache(clock: clock),
-            guard: keepsClients && keepsGuards ? previous!.authorizer.callGuard : makeGuard(.authorizer, settings, counted: hasAuthorizer))
+            answers: units.clients.parts.answers, guard: units.authorizerCalls.parts)
         let refusalLog = RateLimitRefusalLog(logger: logger, clock: clock)
-        // Unchanged limits keep their buckets: nobody's allowance resets on reload.
-        let buckets =
-            previous?.fingerprints.limits == fingerprints.limits
-            ? previous!.limiters.buckets : RateLimitBuckets(settings.rateLimits, clock: clock)
         return ProviderRuntime(
             settings: settings,
-            backend: backend,
+            fingerprints: fingerprints,
+            units: units,
             keys: keys,
-            backendGuards: backendGuards,
-            mintBudget: mintBudget,
-            authenticator: keepsClients ? previous!.authenticator : authenticator,
             authorizer: authorizer,
-            cache: keepsBackend ? previous!.cache : TokenCache(policy: Self.cachePolicy(settings.cache, replicas: replicas), clock: clock),
-            limiters: ProviderLimiters(id: settings.id, buckets: buckets, metrics: metrics, refusalLog: refusalLog),
+            limiters: ProviderLimiters(id: settings.id, buckets: units.limits.parts, metrics: metrics, refusalLog: refusalLog),
             // This replica's share, for while the shared store is unreachable (and for shadow limits).
             fallbackLimiters: replicas.map {
                 ProviderLimiters(
@@ -282,7 +272,6 @@ package struct GatewayAssembler: Sendable {
                     refusalLog: refusalLog)
             },
             metrics: metrics,
-            fingerprints: fingerprints,
             events: settings.events.map { ProviderEvents(settings: $0, keySet: keySets.keySet(for: $0.keysURL)) },
             keyHealth: SigningKeyHealth(
                 provider: settings.id, keys: backend.signingKeys, settings: settings.keyHealth, clock: clock, factory: self.metrics.factory,
@@ -293,9 +282,9 @@ package struct GatewayAssembler: Sendable {
 
     /// `counted`: whether the guard's instruments are made (no authorizer, no authorizer series).
     private func makeGuard(
-        _ kind: BackendGuard.CallKind, _ settings: ProviderSettings, tokenType: TokenType? = nil, counted: Bool = true
-    ) -> BackendGuard {
-        BackendGuard(
+        _ kind: CallGuard.CallKind, _ settings: ProviderSettings, tokenType: TokenType? = nil, counted: Bool = true
+    ) -> CallGuard {
+        CallGuard(
             kind, settings: settings.backendGuard, clock: clock,
             metrics: counted ? metrics.guardMetrics(settings.id, call: kind, tokenType: tokenType) : .none)
     }
@@ -374,7 +363,16 @@ extension ProviderFingerprints {
         self.init(
             backend: try Digest.sha256(Array(backend.utf8)),
             clients: try Digest.sha256(Array(clients.utf8)),
-            limits: try Digest.sha256(Array("\(settings.rateLimits)".utf8))
+            limits: try Digest.sha256(Array(Self.everyField(of: settings.rateLimits).utf8)),
+            calls: try Digest.sha256(Array(Self.everyField(of: settings.backendGuard).utf8))
         )
+    }
+
+    /// Every stored field of `value`, by reflection: a field added later changes the fingerprint without anyone
+    /// remembering to add it to a description.
+    private static func everyField(of value: some Any) -> String {
+        var text = ""
+        dump(value, to: &text)
+        return text
     }
 }

@@ -4,11 +4,10 @@ package import Logging
 import OpenSSLPrimitives
 import ServiceLifecycle
 import Synchronization
-import UnixSignals
 
 /// Runs the current generation's background work and swaps in a new generation when the configuration changes:
-/// on SIGHUP, on ``reload(trigger:)``, and (optionally) when a poll of `config.yaml` and every file it names sees
-/// new content.
+/// on ``requestReload(trigger:)`` (the executable's SIGHUP), on ``reload(trigger:)``, and (optionally) when a poll of
+/// `config.yaml` and every file it names sees new content. It traps no signal itself.
 ///
 /// The next generation is built outside any lock, from the file as it is now, handing on from the running one
 /// every part whose configuration did not change (caches, limiter state, session memos, key sets). It is swapped in
@@ -22,7 +21,7 @@ package final class GatewayReloader: Service {
     package let assembler: GatewayAssembler
     /// The configuration file.
     package let configurationPath: String
-    /// How often to look at the files for a change; nil: only on SIGHUP or ``reload(trigger:)``.
+    /// How often to look at the files for a change; nil: only on ``requestReload(trigger:)`` or ``reload(trigger:)``.
     package let watchInterval: Duration?
     private let logger: Logger
     private let triggers: AsyncStream<String>
@@ -52,7 +51,7 @@ package final class GatewayReloader: Service {
         digestAtStart = watchInterval == nil ? nil : Self.watchDigest(of: configurationPath, environment: assembler.environment)
     }
 
-    /// Asks for a reload without waiting for it (what SIGHUP does).
+    /// Asks for a reload without waiting for it: the reload trigger (the executable calls it on SIGHUP).
     package func requestReload(trigger reason: String) { trigger.yield(reason) }
 
     package func run() async throws {
@@ -60,14 +59,6 @@ package final class GatewayReloader: Service {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.runGenerations() }
                 group.addTask { await self.reloadOnRequest() }
-                group.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: .sighup) { self.requestReload(trigger: "SIGHUP") }
-                    // The first child to end stops the others: a signal source that ends on its own must not take
-                    // the file watch and the reloads with it.
-                    guard !Task.isCancelled else { return }
-                    self.logger.warning("SIGHUP no longer reaches the reloader: only a watched file change reloads from now on")
-                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-                }
                 if let interval = self.watchInterval { group.addTask { await self.watch(every: interval) } }
                 group.addTask { await self.housekeeping() }
                 group.addTask { await self.watchReadiness() }

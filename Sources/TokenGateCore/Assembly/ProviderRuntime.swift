@@ -3,26 +3,22 @@ import JOSE
 /// Everything one provider needs at request time, built by the ``GatewayAssembler``: its settings, its backend and
 /// the keys that verify it, its callers and their authorizers, its cache and its limiters.
 ///
-/// A reload builds a new runtime for every provider, but hands on the parts whose configuration did not change
-/// (see `ProviderFingerprints`): the backend, keys and cache when the backend's settings are the same, the
-/// authenticator (and its session memo) and the authorizers (and their answers) when the clients are, the limiters
-/// when the limits are.
+/// A reload builds a new runtime for every provider, handing on from the previous one each reload unit
+/// (``ProviderUnits``) whose configuration did not change (see ``ProviderFingerprints``): the backend with its
+/// cache, the clients' authenticator with the authorizers' answers, the limiters' buckets, and the call guards and
+/// the mint budget with what they guard. Everything else is made anew by each generation.
 package final class ProviderRuntime: Sendable {
     /// The validated settings.
     package let settings: ProviderSettings
-    /// The backend its plugin built.
-    package let backend: any TokenBackend
+    /// What a reload hands on.
+    let units: ProviderUnits
     package let keys: ProviderKeys
-    /// Contains calls to the backend, per token type: a cap on calls in flight and a circuit breaker.
-    let backendGuards: BackendGuards
-    /// How many mints per second the provider may start (`backend.mintBudget`), or nil for no bound.
-    let mintBudget: RateLimiter<Bool>?
-    let authenticator: CallerAuthenticator
+    /// This generation's clients' authorizers, asked through the clients unit's answers and the authorizer guard.
     let authorizer: ProviderAuthorizer
-    package let cache: TokenCache<TokenContext, DeliveredToken>
     /// The header segments its cached tokens share. A new one per generation: tokens a kept cache already holds
     /// keep sharing theirs.
     let tokenHeaders = TokenHeaderSegments()
+    /// The limits over the limits unit's buckets.
     let limiters: ProviderLimiters
     /// With shared state: the limits at this replica's share, applied while the store is unreachable.
     let fallbackLimiters: ProviderLimiters?
@@ -37,20 +33,24 @@ package final class ProviderRuntime: Sendable {
 
     /// The provider ID.
     package var id: ProviderID { settings.id }
+    /// The backend its plugin built.
+    package var backend: any TokenBackend { units.backend.parts.backend }
+    package var cache: TokenCache<TokenContext, DeliveredToken> { units.backend.parts.cache }
+    /// Contains calls to the backend, per token type: a cap on calls in flight and a circuit breaker.
+    var backendGuards: BackendCallGuards { units.backendCalls.parts }
+    /// How many mints per second the provider may start (`backend.mintBudget`), or nil for no bound.
+    var mintBudget: RateLimiter<Bool>? { units.mintBudget.parts }
+    var authenticator: CallerAuthenticator { units.clients.parts.authenticator }
 
     init(
         settings: ProviderSettings,
-        backend: any TokenBackend,
+        fingerprints: ProviderFingerprints,
+        units: ProviderUnits,
         keys: ProviderKeys,
-        backendGuards: BackendGuards,
-        mintBudget: RateLimiter<Bool>?,
-        authenticator: CallerAuthenticator,
         authorizer: ProviderAuthorizer,
-        cache: TokenCache<TokenContext, DeliveredToken>,
         limiters: ProviderLimiters,
         fallbackLimiters: ProviderLimiters?,
         metrics: ProviderMetrics,
-        fingerprints: ProviderFingerprints,
         events: ProviderEvents?,
         keyHealth: SigningKeyHealth,
         acceptanceCheck: AcceptanceCheck?
@@ -60,13 +60,9 @@ package final class ProviderRuntime: Sendable {
         self.keyHealth = keyHealth
         self.metrics = metrics
         self.settings = settings
-        self.backend = backend
+        self.units = units
         self.keys = keys
-        self.backendGuards = backendGuards
-        self.mintBudget = mintBudget
-        self.authenticator = authenticator
         self.authorizer = authorizer
-        self.cache = cache
         self.limiters = limiters
         self.fallbackLimiters = fallbackLimiters
         self.fingerprints = fingerprints
@@ -89,12 +85,15 @@ package final class ProviderRuntime: Sendable {
     }
 }
 
-/// Digests of what each part of a provider was built from, to tell on reload which parts may be handed on.
+/// Digests of what each part of a provider was built from, to tell on reload which reload units may be handed on.
 struct ProviderFingerprints: Sendable, Equatable {
-    /// The backend section with every file it names, the audience, leeway, cache policy and response mapping.
+    /// The backend section with every file it names (less the core's keys, `calls`), the audience, leeway and cache
+    /// policy.
     var backend: [UInt8]
     /// The clients with every key file they name, and the leeway their session tokens are checked with.
     var clients: [UInt8]
     /// The rate limits.
     var limits: [UInt8]
+    /// The core's keys of the backend section: how calls are guarded and the mint budget.
+    var calls: [UInt8]
 }

@@ -20,12 +20,12 @@ final class ProviderAuthorizer: Sendable {
     /// The answers so far: handed on by a reload that keeps the clients.
     let answers: AuthorizerDecisionCache
     /// Contains the calls: a cap on calls in flight and a circuit breaker, handed on with the answers.
-    let callGuard: BackendGuard
+    let callGuard: CallGuard
 
     /// The authorizers of `clients` that have one, asked through `transport`, remembering answers in `answers`.
     init(
         provider: ProviderID, clients: [ClientConfig], transport: any AuthorizerTransport, metrics: ProviderMetrics,
-        answers: AuthorizerDecisionCache, guard callGuard: BackendGuard
+        answers: AuthorizerDecisionCache, guard callGuard: CallGuard
     ) {
         self.callGuard = callGuard
         self.provider = provider

@@ -2,7 +2,8 @@ import YAML
 
 /// How one provider's calls to its backend (and to its clients' authorizers) are contained: at most
 /// `maxConcurrentCalls` at once, the excess queued for `queueTimeout`, and a circuit breaker that stops calling a
-/// backend that keeps failing. Core-owned keys of the `backend:` section; the plugin never sees them.
+/// callee that keeps failing. Core-owned keys of the `backend:` section, named for it; the plugin never sees them.
+/// They set every ``CallGuard`` of the provider (backend and authorizer calls) and its mint budget.
 ///
 /// ```yaml
 /// backend:

@@ -37,8 +37,8 @@ package final class GatewayMetrics: Sendable {
     }
 
     /// The instruments of `provider`'s guard of `call`s (of `tokenType`'s backend calls).
-    func guardMetrics(_ provider: ProviderID, call: BackendGuard.CallKind, tokenType: TokenType? = nil) -> BackendGuardMetrics {
-        BackendGuardMetrics(provider: provider, call: call, tokenType: tokenType, factory: factory, labeled: labeled)
+    func guardMetrics(_ provider: ProviderID, call: CallGuard.CallKind, tokenType: TokenType? = nil) -> CallGuardMetrics {
+        CallGuardMetrics(provider: provider, call: call, tokenType: tokenType, factory: factory, labeled: labeled)
     }
 
     /// Which tenants from tenant files run on a stale configuration (1) or their current one (0), and how many

@@ -4,6 +4,7 @@ import Foundation
 import JOSE
 import NIOCore
 import NIOHTTP1
+import OutboundHTTP
 import TokenGateCore
 
 /// `tokengate end-context`: ends (or lifts) a trip, vehicle, task or shipment on a running gateway, through its
@@ -52,18 +53,21 @@ struct EndContextCommand: AsyncParsableCommand {
         request.method = lift ? .DELETE : .POST
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
 
-        let body: [UInt8]
-        let status: HTTPResponseStatus
-        do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeout))
-            status = response.status
-            body = Array(buffer: try await response.body.collect(upTo: 64 << 10))
-        } catch {
-            throw CLIFailure(.unavailable, "no answer from \(base): \(error)")
-        }
-        let object = (try? JSON.parse(body))?.objectValue ?? JSONObject()
-        guard status == .ok else {
-            let code = object["error"]?.objectValue?["code"]?.stringValue ?? "HTTP \(status.code)"
+        // One attempt through the one outbound exchange: the whole answer within --timeout, at most 64 KiB of it.
+        let exchange = RetryingExchange(client: HTTPClient.shared, retries: .once, maxBodyBytes: 64 << 10)
+        let response = try await exchange.run(
+            request,
+            deadline: .now + .seconds(timeout),
+            expired: { CLIFailure(.unavailable, "no answer from \(base): \(OutboundExchange.Failure.timedOut)") },
+            classify: { outcome, _ in
+                switch outcome {
+                case .success(let response): .done(response)
+                case .failure(let failure): .fail(CLIFailure(.unavailable, "no answer from \(base): \(failure)"))
+                }
+            })
+        let object = (try? JSON.parse(response.body))?.objectValue ?? JSONObject()
+        guard response.status == 200 else {
+            let code = object["error"]?.objectValue?["code"]?.stringValue ?? "HTTP \(response.status)"
             let message = object["error"]?.objectValue?["message"]?.stringValue ?? ""
             throw CLIFailure(.refused, "the gateway refused: \(code)\(message.isEmpty ? "" : ": \(message)")")
         }

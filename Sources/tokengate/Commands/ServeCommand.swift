@@ -68,13 +68,16 @@ struct ServeCommand: AsyncParsableCommand {
             if let sharedState { services.append(EndedContextsReplication(service: service, sharedState: sharedState)) }
             services.append(HeapTrim())
             // The reloader runs each generation's background work (JWKS refreshers, file watchers) and swaps
-            // generations on SIGHUP. A JWKS URL is fetched for the first time now, not before: until then, tokens
-            // its keys verify are refused, while every other provider and client is served from the start.
+            // generations on SIGHUP (ReloadOnHangup asks it). A JWKS URL is fetched for the first time now, not
+            // before: until then, tokens its keys verify are refused, while every other provider and client is
+            // served from the start.
             let reloader = GatewayReloader(
                 service: service, assembler: assembler, configurationPath: configuration.config,
                 watchInterval: watchInterval, logger: logger)
+            let hangup = ReloadOnHangup(reloader: reloader, logger: logger)
             // The span exporter first: the group stops services in reverse order, so it flushes last.
-            try await serve((tracing.map { [$0.exporter] } ?? []) + services + [reloader], sharedState: sharedState, logger: logger)
+            try await serve(
+                (tracing.map { [$0.exporter] } ?? []) + services + [reloader, hangup], sharedState: sharedState, logger: logger)
         }
     }
 

@@ -4,9 +4,11 @@ import FileTokenSource
 import Foundation
 import GoogleIAMSigner
 import Logging
+import OutboundHTTP
 import StaticKeySigner
 import TokenGateCore
 import TokenGateHTTP
+import TokenGateOutbound
 import UpstreamTokenServer
 
 /// `--config FILE`, shared by the subcommands that read `config.yaml`.
@@ -22,7 +24,7 @@ struct ConfigurationOptions: ParsableArguments {
     ) async throws -> Result {
         let client = HTTPClient(
             eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: UpstreamTokenServerFactory.recommendedConfiguration()
+            configuration: OutboundExchange.clientConfiguration()
         )
         let assembler = GatewayAssembler(
             registry: BackendRegistry([

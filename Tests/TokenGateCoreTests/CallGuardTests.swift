@@ -1,11 +1,11 @@
 import Synchronization
 import Testing
-import TokenGateTesting
+import TokenGateCoreTesting
 
 @testable import TokenGateCore
 
-/// The guard around a provider's backend calls: its breaker on a hand-moved clock, its queue in real time (short).
-@Suite struct BackendGuardTests {
+/// The guard around a provider's outbound calls, here its backend calls: its breaker on a hand-moved clock, its queue in real time (short).
+@Suite struct CallGuardTests {
     struct Sick: Error {}
 
     /// The order in which calls ran.
@@ -16,16 +16,16 @@ import TokenGateTesting
     static func makeGuard(
         _ clock: ManualClock, maxConcurrentCalls: Int = 64, queueTimeout: Duration = .seconds(1),
         breaker: CircuitBreakerSettings? = CircuitBreakerSettings()
-    ) -> BackendGuard {
+    ) -> CallGuard {
         var settings = BackendGuardSettings()
         settings.maxConcurrentCalls = maxConcurrentCalls
         settings.queueTimeout = queueTimeout
         settings.circuitBreaker = breaker
-        return BackendGuard(.backend, settings: settings, clock: clock.gatewayClock, metrics: .none)
+        return CallGuard(.backend, settings: settings, clock: clock.gatewayClock, metrics: .none)
     }
 
     /// The error the guard itself threw, or nil when it ran the call (whatever the call did).
-    static func refusal(_ callGuard: BackendGuard, failing: Bool = false) async -> TokenGateError? {
+    static func refusal(_ callGuard: CallGuard, failing: Bool = false) async -> TokenGateError? {
         do {
             _ = try await callGuard.run { if failing { throw Sick() } }
             return nil

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Keeps one provider's sick backend (or authorizer) from holding its requests, and everything they hold, for
-/// longer than it must: a cap on calls in flight with a short queue, and a circuit breaker.
+/// Guards one kind of a provider's outbound calls (to its backend, for one token type, or to its clients'
+/// authorizers): a sick callee must not hold the provider's requests, and everything they hold, for longer than it
+/// must. A cap on calls in flight with a short queue, and a circuit breaker.
 ///
 /// Every call is wrapped in ``run(_:failed:)``. Past `maxConcurrentCalls` a call waits in line at most
 /// `queueTimeout`, then is refused `backend_unavailable` with `Retry-After`. The breaker counts each call's outcome:
@@ -9,9 +10,9 @@ import Synchronization
 /// once for `openFor` (and fails those in line), then lets one probe through: success closes it, failure opens it
 /// again. Answers about the request itself (no token for that context, forbidden) are not failures.
 ///
-/// One guard per provider, call kind and (for backend calls) token type (``BackendGuards``); a reload that keeps the
-/// backend (or the clients) hands it on, so an open circuit stays open.
-final class BackendGuard: Sendable {
+/// One guard per provider, call kind and (for backend calls) token type (``BackendCallGuards``); a reload that keeps
+/// the backend (or the clients) and the guard settings hands it on, so an open circuit stays open.
+final class CallGuard: Sendable {
     /// What is being called (the `call` label).
     enum CallKind: String, Sendable {
         case backend, authorizer
@@ -35,10 +36,10 @@ final class BackendGuard: Sendable {
     let kind: CallKind
     let settings: BackendGuardSettings
     private let clock: TokenGateClock
-    private let metrics: BackendGuardMetrics
+    private let metrics: CallGuardMetrics
     private let state: Mutex<State>
 
-    init(_ kind: CallKind, settings: BackendGuardSettings, clock: TokenGateClock, metrics: BackendGuardMetrics) {
+    init(_ kind: CallKind, settings: BackendGuardSettings, clock: TokenGateClock, metrics: CallGuardMetrics) {
         self.kind = kind
         self.settings = settings
         self.clock = clock
@@ -220,7 +221,7 @@ final class BackendGuard: Sendable {
         }
     }
 
-    /// Whether a call's error says the backend is unwell, rather than answering about this request.
+    /// Whether a call's error says the callee (backend or authorizer) is unwell, rather than answering about this request.
     static func isFailure(_ error: any Error) -> Bool {
         if error is CancellationError { return false }
         guard let error = error as? TokenGateError else { return true }

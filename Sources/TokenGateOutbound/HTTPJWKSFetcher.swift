@@ -4,9 +4,9 @@ import OutboundHTTP
 import TokenGateCore
 
 /// The one way TokenGate fetches a JWKS over the network, for every `RemoteKeySet` (session-token keys and backend
-/// keys alike), under the one outbound policy (``OutboundExchange``): a deadline per fetch (5 s), body included, a
-/// 512 KiB body cap, no redirects (the keys must come from the URL configured; a 3xx is a failed fetch). Retries
-/// are the key set's refresher's job.
+/// keys alike), one attempt through the one outbound exchange (``RetryingExchange``): a deadline per fetch (5 s),
+/// body included, a 512 KiB body cap, no redirects (the keys must come from the URL configured; a 3xx is a failed
+/// fetch). Retries are the key set's refresher's job.
 package struct HTTPJWKSFetcher: JWKSFetcher {
     /// The deadline of one fetch, connection and body included.
     package static let defaultTimeout = Duration.seconds(5)
@@ -25,17 +25,19 @@ package struct HTTPJWKSFetcher: JWKSFetcher {
     package func fetchJWKS(from url: String) async throws -> [UInt8] {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let deadline = ContinuousClock.now + timeout
-        let sent = await OutboundExchange.send(
-            request, on: client, headDeadline: deadline, deadline: deadline, maxBodyBytes: Self.maxBodyBytes, readsBody: { $0 == 200 })
-        switch sent {
-        case .success(let response) where response.status == 200:
-            return response.body
-        case .success(let response):
-            throw JWKSFetchFailure(description: "the key server answered HTTP \(response.status)")
-        case .failure(let failure):
-            throw JWKSFetchFailure(description: describe(failure))
-        }
+        // One attempt: the refresher decides when to ask again. Only a 200's body is read.
+        let exchange = RetryingExchange(client: client, retries: .once, maxBodyBytes: Self.maxBodyBytes, readsBody: { $0 == 200 })
+        return try await exchange.run(
+            request,
+            deadline: .now + timeout,
+            expired: { JWKSFetchFailure(description: describe(.timedOut)) },
+            classify: { outcome, _ in
+                switch outcome {
+                case .success(let response) where response.status == 200: .done(response.body)
+                case .success(let response): .fail(JWKSFetchFailure(description: "the key server answered HTTP \(response.status)"))
+                case .failure(let failure): .fail(JWKSFetchFailure(description: describe(failure)))
+                }
+            })
     }
 
     func describe(_ failure: OutboundExchange.Failure) -> String {

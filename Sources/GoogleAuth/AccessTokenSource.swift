@@ -1,6 +1,6 @@
 /// One way of getting a fresh access token: one OAuth exchange (or two, for impersonation), no caching.
 /// `CachedCredentials` puts the cache and the single flight in front of it.
-protocol TokenFetcher: Sendable {
+protocol AccessTokenSource: Sendable {
     /// What these credentials are, for logs; never a secret.
     var summary: String { get }
     /// The project billed for the API calls made with these tokens (a file's `quota_project_id`), which Google's
@@ -12,7 +12,7 @@ protocol TokenFetcher: Sendable {
     func fetch(deadline: ContinuousClock.Instant) async throws(GoogleAuthError) -> GoogleAccessToken
 }
 
-extension TokenFetcher {
+extension AccessTokenSource {
     /// Only HTTP exchanges: the usual bound.
     var fetchAllowance: Duration { .zero }
 }

@@ -1,6 +1,6 @@
 /// RFC 3339 timestamps as Google writes them (`2026-11-26T23:00:00Z`, `2026-11-26T23:00:00.123456Z`, or with a
 /// `+01:00` offset), read to whole epoch seconds (fractions dropped: tokens expire on second boundaries anyway).
-enum RFC3339 {
+enum GoogleTimestamp {
     static func epochSeconds(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),

@@ -4,14 +4,11 @@ import TokenGateCore
 /// The token endpoint, `GET /v1/providers/{providerId}/tokens/{tokenType}?{context}` and Google's sample routes:
 /// one answer to a token request, whichever door it came by.
 ///
-/// Two doors adapt it. The router's token routes (``TokenRoutes``) ask ``answer(target:providerID:fields:requestID:peer:resolve:deniedType:body:)``
-/// and wait. The event loop's (``EventLoopTokenResponder``) asks ``answer(_:fields:peer:body:)``, which answers
-/// at once what the service decides synchronously (a cached token, a refusal), passes on what is not its to answer
-/// (a browser's request and its CORS fields, a `Connection: close`), and admits the rest for ``finish(_:)`` (a
-/// miss, a refresh-ahead, a tenant's authorizer, shared state): the rest of the service's full path, the one the
-/// router's call runs. Both build their query in ``query(target:authorization:providerID:peer:requestID:resolve:deniedType:)``
-/// and their answer as a ``TokenAnswer``, so the same request gets the same status, fields in the same order, and
-/// body through both.
+/// The router's door (``TokenRoutes``) asks ``answer(target:providerID:fields:requestID:peer:resolve:deniedType:body:)``
+/// and waits. The event loop's (``EventLoopTokenHandler``) asks ``answer(_:fields:peer:body:)``, which answers at
+/// once what the service decides synchronously (a cached token, a refusal), passes on what the router must shape (a
+/// browser's request, a `Connection: close`), and admits the rest for ``finish(_:)``, the rest of the router's path.
+/// Both build one ``TokenQuery`` and one ``TokenAnswer``: the same status, fields in the same order, and body.
 struct TokenEndpoint: Sendable {
     let service: TokenService
     let limits: RequestLimits

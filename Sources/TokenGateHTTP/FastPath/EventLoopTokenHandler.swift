@@ -5,9 +5,10 @@ import TokenGateCore
 /// Answers token requests from the connection's event loop, in front of Hummingbird's request loop, and hands
 /// everything else on to that loop unchanged.
 ///
-/// A GET of the token route is held from its head to its end; then ``EventLoopTokenResponder`` answers it at once (a
-/// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
-/// miss: a mint costs no request task, and is signed on this event loop), or the request goes on as it came.
+/// A GET of the token route is held from its head to its end; then the ``TokenEndpoint`` answers it at once (a
+/// cached token, a refusal), or it is fetched from the service's full path and written when it comes (a miss: a
+/// mint costs no request task, and is signed on this event loop), or it goes on as it came (a browser's request and
+/// its CORS fields, a `Connection: close`: the router's to shape; nothing was charged).
 /// Answers leave in request order: while a request handed on is unanswered, every later one is handed on too;
 /// while a fetch is under way, requests read wait here, and once one does, nothing more is read from the socket.
 /// A request that arrives with a body, or while the connection cannot take more output, is handed on (the router's
@@ -77,14 +78,14 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
                 if trailers == nil, context.channel.isWritable {
                     let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
                     let client = addressing.client(peer: peer, headers: request.headers)
-                    switch responder.answer(request, route: route, peer: client, date: date.now(), body: &self.body) {
-                    case .response(let response, let body):
-                        write(response, body, context: context)
+                    switch responder.endpoint.answer(route, fields: RequestFields(request.headers), peer: client, body: &self.body) {
+                    case .answer(let answer, let requestID):
+                        write(responder.head(of: answer, requestID: requestID, date: date.now()), answer.body, context: context)
                         return
-                    case .fetch(let admission):
+                    case .later(let admission):
                         fetch(admission, context: context)
                         return
-                    case .passOn:
+                    case .notMine:
                         break
                     }
                 }

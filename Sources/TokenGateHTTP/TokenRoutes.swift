@@ -155,11 +155,6 @@ package struct TokenRoutes: Sendable {
         String((sampleType ?? "").map { $0 == "_" ? "-" : $0 })
     }
 
-    /// The `Authorization` value, as `headers[.authorization]` gives it (``RequestFields``).
-    static func authorization(_ headers: HTTPFields) -> String? {
-        RequestFields(headers).authorization
-    }
-
     static func json(_ bytes: [UInt8], status: HTTPResponse.Status, cacheControl: String) -> Response {
         json(ByteBuffer(bytes: bytes), status: status, cacheControl: cacheControl)
     }

@@ -1,16 +1,9 @@
 import HTTPTypes
 import NIOHTTP1
 
-/// The fields of a request that the gateway reads, found in one pass over its headers, whichever type holds them:
-/// HTTPTypes' `HTTPFields` (the router's requests) or NIO's `HTTPHeaders` (the event loop's, before any
-/// conversion). The read-side twin of ``AnswerHeaders``; an HTTP/1 head means here what it means after the
-/// HTTPTypes conversion the router's requests go through.
+/// The request fields the gateway reads, in one pass over either header type: `HTTPFields` (the router's) or NIO's
+/// `HTTPHeaders` (the event loop's, unconverted), with the same meaning. The read-side twin of ``AnswerHeaders``.
 struct RequestFields: Sendable {
-    /// The fields read, as ``RequestHeaders`` names them.
-    enum Name {
-        case authorization, requestID, origin, connection
-    }
-
     /// The `Authorization` value; repeated fields joined with ", ", as `HTTPFields`' subscript joins them.
     private(set) var authorization: String?
     /// The `X-Request-ID` value when exactly one was sent (well-formed or not).
@@ -19,9 +12,8 @@ struct RequestFields: Sendable {
     private(set) var origin: String?
     /// Whether any `Origin` field was sent (a browser's request, which needs the router's CORS headers).
     private(set) var hasOrigin = false
-    /// Whether the request asks to close the connection. Only an HTTP/1 head has the field (the HTTPTypes
-    /// conversion drops it), and ``HTTP1RequestGuard`` has written every request that does as exactly
-    /// `Connection: close`.
+    /// Whether the request asks to close the connection: only an HTTP/1 head has the field, written as exactly
+    /// `Connection: close` by ``HTTP1RequestGuard``.
     private(set) var closesConnection = false
 
     /// No fields.
@@ -32,17 +24,20 @@ struct RequestFields: Sendable {
         var ids = 0
         var origins = 0
         headers.forEachField { name, value in
-            switch name {
-            case .authorization:
+            // Lengths first: most fields are none of these, and a length check ends the comparison.
+            switch name.utf8.count {
+            case 13 where Self.isName(name, "authorization"):
                 authorization = authorization.map { "\($0), \(value)" } ?? value
-            case .requestID:
+            case 12 where Self.isName(name, "x-request-id"):
                 incomingRequestID = value
                 ids += 1
-            case .origin:
+            case 6 where Self.isName(name, "origin"):
                 origin = value
                 origins += 1
-            case .connection:
+            case 10 where Self.isName(name, "connection"):
                 if value == "close" { closesConnection = true }
+            default:
+                break
             }
         }
         if ids != 1 { incomingRequestID = nil }
@@ -50,45 +45,9 @@ struct RequestFields: Sendable {
         if origins != 1 { origin = nil }
     }
 
-    /// The request's ID: the caller's `X-Request-ID` when exactly one well-formed was sent, else a new one (each
-    /// call makes another: call it once per request).
+    /// The caller's `X-Request-ID` when exactly one well-formed was sent, else a new one (call it once per request).
     func chooseRequestID() -> String {
         RequestIdentifier.chosen(incoming: incomingRequestID)
-    }
-}
-
-/// A request's header fields, as ``RequestFields`` reads them.
-protocol RequestHeaders {
-    /// Calls `read` with each field ``RequestFields`` reads, in the order sent; every other field is skipped.
-    func forEachField(_ read: (RequestFields.Name, String) -> Void)
-}
-
-extension HTTPFields: RequestHeaders {
-    func forEachField(_ read: (RequestFields.Name, String) -> Void) {
-        for field in self {
-            switch field.name {
-            case .authorization: read(.authorization, field.value)
-            case .xRequestID: read(.requestID, field.value)
-            case .origin: read(.origin, field.value)
-            case .connection: read(.connection, field.value)
-            default: break
-            }
-        }
-    }
-}
-
-extension HTTPHeaders: RequestHeaders {
-    func forEachField(_ read: (RequestFields.Name, String) -> Void) {
-        for (name, value) in self {
-            // Lengths first: most fields are none of these, and a length check ends the comparison.
-            switch name.utf8.count {
-            case 13 where Self.isName(name, "authorization"): read(.authorization, value)
-            case 12 where Self.isName(name, "x-request-id"): read(.requestID, value)
-            case 6 where Self.isName(name, "origin"): read(.origin, value)
-            case 10 where Self.isName(name, "connection"): read(.connection, value)
-            default: break
-            }
-        }
     }
 
     /// Whether `name` is `lowercased` in any case. OR-ing 0x20 lower-cases ASCII letters and keeps `-`; the only
@@ -96,5 +55,23 @@ extension HTTPHeaders: RequestHeaders {
     private static func isName(_ name: String, _ lowercased: StaticString) -> Bool {
         let expected = UnsafeBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)
         return name.utf8.count == expected.count && zip(name.utf8, expected).allSatisfy { $0 | 0x20 == $1 }
+    }
+}
+
+/// A request's header fields, as ``RequestFields`` reads them.
+protocol RequestHeaders {
+    /// Calls `read` with each field's name (in any case) and value, in the order sent.
+    func forEachField(_ read: (_ name: String, _ value: String) -> Void)
+}
+
+extension HTTPFields: RequestHeaders {
+    func forEachField(_ read: (String, String) -> Void) {
+        for field in self { read(field.name.rawName, field.value) }
+    }
+}
+
+extension HTTPHeaders: RequestHeaders {
+    func forEachField(_ read: (String, String) -> Void) {
+        for (name, value) in self { read(name, value) }
     }
 }

@@ -3,14 +3,10 @@ import Hummingbird
 import NIOCore
 import TokenGateCore
 
-/// The answer to a token request (a token or a refusal), whichever door the request came by: its status, its
-/// header fields in the one order both doors send them, and its body.
-///
-/// The fields are written by ``writeFields(into:)`` into either header type (``AnswerHeaders``): HTTPTypes'
-/// `HTTPFields` for the router's `Response`, NIO's `HTTPHeaders` for the event loop's HTTP/1 head, with no
-/// conversion between them. Each door then adds what is its own, in the same order: `X-Request-ID`
-/// (``GatewayMiddleware``, or the event loop's responder), then `Date` and `Server` (Hummingbird's server, or the
-/// responder); the router adds a listed browser's CORS fields before those.
+/// The answer to a token request (a token or a refusal) through either door: its status, its header fields in the
+/// one order both doors send them, written into either header type (``AnswerHeaders``) with no conversion, and its
+/// body. Each door then adds its own in the same order: `X-Request-ID`, `Date`, `Server` (and the router a listed
+/// browser's CORS fields before them).
 struct TokenAnswer: Sendable {
     let status: HTTPResponse.Status
     let body: ByteBuffer
@@ -23,7 +19,7 @@ struct TokenAnswer: Sendable {
         case refusal(TokenGateError)
     }
 
-    /// A token's answer, with `body` the token route's (or a sample route's) rendering of it.
+    /// A token's answer, with `body` its route's rendering of it.
     init(_ grant: TokenGrant, body: ByteBuffer) {
         status = .ok
         kind = .token(grant.rateLimits)
@@ -43,8 +39,7 @@ struct TokenAnswer: Sendable {
         writeFields(into: &headers, adding: nil)
     }
 
-    /// The router's response: ``writeFields(into:)`` with `extra` before `Content-Length` (a 405's `Allow`).
-    /// Hummingbird's `Response` keeps the `Content-Length` written here.
+    /// The router's response, with `extra` before `Content-Length` (a 405's `Allow`).
     func response(adding extra: HTTPFields? = nil) -> Response {
         var headers = HTTPFields(reservingCapacity: 10)
         writeFields(into: &headers, adding: extra)

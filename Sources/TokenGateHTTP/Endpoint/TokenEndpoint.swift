@@ -14,19 +14,16 @@ struct TokenEndpoint: Sendable {
     let limits: RequestLimits
     let clock: TokenGateClock
 
-    /// What the event loop's door gets.
+    /// What the event loop's door gets: the answer for the request `requestID`; an admission only ``finish(_:)``
+    /// can answer (no limit charged yet); or the router's request (nothing counted or charged).
     enum Outcome {
-        /// The answer, for the request whose ID is `requestID`.
         case answer(TokenAnswer, requestID: String)
-        /// Admitted, but only the service's full path can answer: ``finish(_:)`` it. No limit was charged.
         case later(TokenAdmission)
-        /// For the router: nothing was counted or charged.
         case notMine
     }
 
-    /// The event loop's door: the answer to a GET of `target` (its body empty) with `fields`, from `peer`, if it
-    /// can be given without waiting. A token's body is written into `body` (the connection's buffer, reused once
-    /// sent).
+    /// The event loop's door: the answer to a GET of `target` (no body) with `fields` from `peer`, if it needs no
+    /// wait. A token's body is written into `body`, the connection's buffer.
     func answer(_ target: TokenRouteTarget, fields: RequestFields, peer: PeerAddress?, body: inout ByteBuffer) -> Outcome {
         // Hummingbird closes the connection after such an answer; browsers' requests need CORS headers.
         guard !fields.closesConnection, !fields.hasOrigin else { return .notMine }
@@ -54,7 +51,7 @@ struct TokenEndpoint: Sendable {
         }
     }
 
-    /// The answer to `admission` (from ``answer(_:fields:peer:body:)``) by the service's full path.
+    /// The answer to `admission` by the service's full path.
     func finish(_ admission: TokenAdmission) async -> TokenAnswer {
         do throws(TokenGateError) {
             let grant = try await service.token(for: admission)
@@ -77,9 +74,8 @@ struct TokenEndpoint: Sendable {
         }
     }
 
-    /// The router's door: the answer to a token request for `target` (the request target, path and query) that
-    /// the router routed to `providerID`'s token or sample route, with `fields`, from `peer`. `resolve` names the
-    /// token type and context parameters (or refuses), `deniedType` the type a refusal is counted under, `body`
+    /// The router's door: the answer to `target` (path and query), routed to `providerID`'s token or sample route.
+    /// `resolve` names the token type and parameters, `deniedType` the type a refusal is counted under, `body`
     /// renders a token.
     func answer(
         target: String, providerID: String, fields: RequestFields, requestID: String, peer: PeerAddress?,
@@ -102,12 +98,8 @@ struct TokenEndpoint: Sendable {
         TokenResponse.body(for: grant, now: clock.wallSeconds())
     }
 
-    /// The service's query for a token request to `target` (the request target, path and query) with the
-    /// `Authorization` value `authorization`.
-    ///
-    /// Refuses what the HTTP face checks itself, before anything else runs: an oversized URL or `Authorization`,
-    /// then what `resolve` refuses (a bad query string). Such a refusal is counted and logged with the service's
-    /// own denials, under the token type `deniedType` names.
+    /// The service's query for `target`. First refuses what the HTTP face checks itself (an oversized URL or
+    /// `Authorization`, then what `resolve` refuses), counted and logged with the service's denials.
     private func query(
         target: String, authorization: String?, providerID: String, peer: PeerAddress?, requestID: String,
         resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String]),
@@ -125,7 +117,6 @@ struct TokenEndpoint: Sendable {
                 providerID: providerID, tokenType: tokenType, parameters: parameters, authorization: authorization, peer: peer,
                 requestID: requestID)
         } catch {
-            // Refused before the service saw it; counted and logged with the service's own denials.
             service.recordDenial(error, providerID: providerID, tokenType: deniedType(), peer: peer, requestID: requestID)
             throw error
         }

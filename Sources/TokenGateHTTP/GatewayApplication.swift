@@ -32,13 +32,14 @@ package enum GatewayApplication {
         let routes = TokenRoutes(service: service, limits: limits, clock: clock)
         routes.register(on: router)
         let serverName = "TokenGate"
-        let cachedTokens = server.fastPath && service.tracer == nil ? CachedTokenResponder(routes: routes, serverName: serverName) : nil
+        let eventLoopTokens =
+            server.fastPath && service.tracer == nil ? EventLoopTokenResponder(endpoint: routes.endpoint, serverName: serverName) : nil
         var connection = GatewayChannel.Configuration(
             idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil,
             addressing: addressing)
         if let version = server.proxyProtocol, let trustedProxies = server.trustedProxies { connection.proxyProtocol = (version, trustedProxies) }
         var builder = HTTPServerBuilder { [connection] responder in
-            GatewayChannel(responder: responder, configuration: connection, cachedTokens: cachedTokens)
+            GatewayChannel(responder: responder, configuration: connection, eventLoopTokens: eventLoopTokens)
         }
         if let tls = server.tls {
             let identity = try TLSIdentity(service: service, initial: tls, logger: logger)
@@ -95,7 +96,7 @@ package enum GatewayApplication {
             idleTimeout: idleTimeout, readTimeout: readTimeout, decoderLimits: decoderLimits, maxBodyBytes: GatewayChannel.adminMaxBodyBytes)
         return Application(
             router: router,
-            server: HTTPServerBuilder { responder in GatewayChannel(responder: responder, configuration: connection, cachedTokens: nil) },
+            server: HTTPServerBuilder { responder in GatewayChannel(responder: responder, configuration: connection, eventLoopTokens: nil) },
             configuration: .init(address: .hostname(admin.host, port: admin.port), serverName: "TokenGate"),
             onServerRunning: { channel in
                 do {

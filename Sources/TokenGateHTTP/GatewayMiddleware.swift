@@ -22,7 +22,8 @@ struct GatewayMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        (context.requestID, context.origin) = Self.identify(request.headers)
+        context.fields = RequestFields(request.headers)
+        context.requestID = context.fields.chooseRequestID()
         if let addressing { context.peer = addressing.client(peer: context.peer, headers: request.headers) }
 
         var response: Response
@@ -35,26 +36,6 @@ struct GatewayMiddleware: RouterMiddleware {
         // No route answers HEAD, so this is a 405 whose body must not be sent (RFC 9110 §9.3.2).
         if request.method == .head { response = response.createHeadResponse() }
         return response
-    }
-
-    /// The request's ID (the caller's `X-Request-ID` when exactly one well-formed was sent, else a new one) and
-    /// its `Origin` when exactly one was sent. One pass over the headers, no allocation: the subscript would join
-    /// repeated fields into a new string.
-    static func identify(_ headers: HTTPFields) -> (requestID: String, origin: String?) {
-        var incomingID: String?
-        var idCount = 0
-        var origin: String?
-        var originCount = 0
-        for field in headers {
-            if field.name == .xRequestID {
-                incomingID = field.value
-                idCount += 1
-            } else if field.name == .origin {
-                origin = field.value
-                originCount += 1
-            }
-        }
-        return (RequestIdentifier.chosen(incoming: idCount == 1 ? incomingID : nil), originCount == 1 ? origin : nil)
     }
 
     private func response(to error: any Error, _ request: Request, _ context: Context) async -> Response {

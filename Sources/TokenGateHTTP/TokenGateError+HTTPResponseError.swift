@@ -28,27 +28,11 @@ extension TokenGateError: HTTPResponseError {
         response()
     }
 
-    /// The answer: the JSON body, `Cache-Control: no-store`, the code's own headers (`WWW-Authenticate`,
-    /// `Retry-After`), then `extra`.
-    func response(adding extra: HTTPFields = [:]) -> Response {
-        var headers = self.headers
-        headers.append(contentsOf: extra)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: bodyBuffer))
+    /// The answer (``TokenAnswer``): the JSON body, `Cache-Control: no-store`, the code's own headers
+    /// (`WWW-Authenticate`, `Retry-After`), then `extra`.
+    func response(adding extra: HTTPFields? = nil) -> Response {
+        TokenAnswer(self).response(adding: extra)
     }
-
-    /// The answer's headers before `Content-Length`: the JSON type, `Cache-Control: no-store`, the code's own.
-    var headers: HTTPFields { headers(as: HTTPFields.self) }
-
-    /// ``headers`` written into `Headers`.
-    func headers<Headers: AnswerHeaders>(as _: Headers.Type) -> Headers {
-        var headers = TokenRoutes.jsonHeaders(cacheControl: "no-store", as: Headers.self)
-        if code == .unauthenticated { headers.append(Self.bearerChallenge) }
-        if let retryAfterSeconds { headers.append(.retryAfter, String(retryAfterSeconds)) }
-        TokenRoutes.appendRateLimits(rateLimitHeaders, to: &headers)
-        return headers
-    }
-
-    private static let bearerChallenge = HTTPField(name: .wwwAuthenticate, value: #"Bearer realm="tokengate""#)
 
     /// The answer's body. Fixed per code, and per refusal of an ID, so made once: a denial copies a buffer
     /// reference, nothing else.

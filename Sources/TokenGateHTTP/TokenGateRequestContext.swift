@@ -11,8 +11,10 @@ package struct TokenGateRequestContext: RequestContext {
     /// outermost middleware, echoed in the `X-Request-ID` response header and logged with every line about the
     /// request.
     package internal(set) var requestID = ""
-    /// The `Origin` header, when exactly one was sent (browsers); read in the same pass as the request ID.
-    var origin: String?
+    /// The fields the gateway reads (``RequestFields``), read once by the outermost middleware.
+    var fields = RequestFields()
+    /// The `Origin` header, when exactly one was sent (browsers).
+    var origin: String? { fields.origin }
 
     /// The client's address, as a number for a rate-limit bucket that costs no string: the connection's peer (or
     /// the client its PROXY header named), until ``GatewayMiddleware`` follows a trusted proxy's forwarding header.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import JOSE
+import NIOCore
 import TokenGateCore
 
 /// The routes Google's sample token servers answer, for providers with `compatibility: google-samples`: an app
@@ -49,7 +50,7 @@ extension TokenRoutes {
             shape = route.shape
             return (route.type.rawValue, route.parameters)
         } render: { grant in
-            Self.json(shape.body(grant.token), status: .ok, cacheControl: "no-store")
+            ByteBuffer(bytes: shape.body(grant.token))
         }
     }
 

@@ -6,15 +6,12 @@ package import TokenGateCore
 
 /// The token API: `GET /v1/providers/{providerId}/tokens/{tokenType}`, the providers' JWKS and health checks.
 package struct TokenRoutes: Sendable {
-    let service: TokenService
-    let limits: RequestLimits
-    let clock: TokenGateClock
+    let endpoint: TokenEndpoint
+    var service: TokenService { endpoint.service }
 
     /// Creates the routes over a token service.
     package init(service: TokenService, limits: RequestLimits = RequestLimits(), clock: TokenGateClock = .system) {
-        self.service = service
-        self.limits = limits
-        self.clock = clock
+        endpoint = TokenEndpoint(service: service, limits: limits, clock: clock)
     }
 
     static let tokenPath = "/v1/providers/:providerId/tokens/:tokenType"
@@ -121,42 +118,31 @@ package struct TokenRoutes: Sendable {
     /// `GET …/tokens/{tokenType}?{context}`: TokenGate's own body, or the provider's `response:` shape.
     private func token(_ request: Request, _ context: TokenGateRequestContext) async -> Response {
         await serve(request, context) { request throws(TokenGateError) in
-            (context.parameters.get("tokenType") ?? "", try QueryParameters.parse(request.uri.query, limits: limits))
+            (context.parameters.get("tokenType") ?? "", try QueryParameters.parse(request.uri.query, limits: endpoint.limits))
         } render: { grant in
-            Self.json(Self.tokenBody(grant, clock: clock), status: .ok, cacheControl: "no-store")
+            endpoint.tokenBody(grant)
         }
     }
 
-    /// The token route's body for `grant`, now.
-    static func tokenBody(_ grant: TokenGrant, clock: TokenGateClock) -> ByteBuffer {
-        TokenResponse.body(for: grant, now: clock.wallSeconds())
-    }
-
-    /// One token request, whatever route it came by: `resolve` names the token type and context parameters (or
-    /// refuses), `render` makes the answer. Answers errors itself rather than throwing them, so a browser's request
-    /// gets its CORS headers on a 401 or 429 too and the page can read why.
+    /// One token request, whatever route it came by, answered by the ``TokenEndpoint``: `resolve` names the token
+    /// type and context parameters (or refuses), `render` makes a token's body. Answers errors itself rather than
+    /// throwing them, so a browser's request gets its CORS headers on a 401 or 429 too and the page can read why.
     func serve(
         _ request: Request, _ context: TokenGateRequestContext,
         resolve: (Request) throws(TokenGateError) -> (tokenType: String, parameters: [String: String]),
-        render: (TokenGrant) -> Response
+        render: (TokenGrant) -> ByteBuffer
     ) async -> Response {
-        var response: Response
-        do throws(TokenGateError) {
-            let providerID = context.parameters.get("providerId") ?? ""
-            let query = try self.query(
-                target: request.uri.string, authorization: Self.authorization(request.headers), providerID: providerID, peer: context.peer,
-                requestID: context.requestID
-            ) { () throws(TokenGateError) in
-                try resolve(request)
-            } deniedType: {
-                context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType"))
-            }
-            let grant = try await service.token(for: query)
-            response = render(grant)
-            Self.appendRateLimits(grant.rateLimits, to: &response.headers)
-        } catch {
-            response = error.response()
+        let answer = await endpoint.answer(
+            target: request.uri.string, providerID: context.parameters.get("providerId") ?? "", fields: context.fields,
+            requestID: context.requestID, peer: context.peer
+        ) { () throws(TokenGateError) in
+            try resolve(request)
+        } deniedType: {
+            context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType"))
+        } body: {
+            render($0)
         }
+        var response = answer.response()
         // Only browsers send Origin: apps and backends pay nothing here.
         if let origin = context.origin, corsPolicy(context)?.allows(origin) == true {
             response.headers.append(contentsOf: Self.corsHeaders(origin: origin))
@@ -164,51 +150,9 @@ package struct TokenRoutes: Sendable {
         return response
     }
 
-    /// The service's query for a token request to `target` (the request target, path and query) with the
-    /// `Authorization` value `authorization`.
-    ///
-    /// Refuses what the HTTP face checks itself, before anything else runs: an oversized URL or `Authorization`,
-    /// then what `resolve` refuses (a bad query string). Such a refusal is counted and logged with the service's
-    /// own denials, under the token type `deniedType` names. Every token route, and the event loop's answer to a
-    /// cached hit, builds its query here.
-    func query(
-        target: String, authorization: String?, providerID: String, peer: PeerAddress?, requestID: String,
-        resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String]),
-        deniedType: () -> String
-    ) throws(TokenGateError) -> TokenQuery {
-        do throws(TokenGateError) {
-            guard target.utf8.count <= limits.maxTargetBytes else {
-                throw TokenGateError(.invalidRequest, "the request URL is longer than \(limits.maxTargetBytes) bytes")
-            }
-            if let authorization, authorization.utf8.count > limits.maxAuthorizationBytes {
-                throw TokenGateError(.invalidRequest, "the Authorization header is longer than \(limits.maxAuthorizationBytes) bytes")
-            }
-            let (tokenType, parameters) = try resolve()
-            return TokenQuery(
-                providerID: providerID, tokenType: tokenType, parameters: parameters, authorization: authorization, peer: peer,
-                requestID: requestID)
-        } catch {
-            // Refused before the service saw it; counted and logged with the service's own denials.
-            service.recordDenial(error, providerID: providerID, tokenType: deniedType(), peer: peer, requestID: requestID)
-            throw error
-        }
-    }
-
     /// A sample route's type as the token type it names for logs and metrics (`delivery_driver`: `delivery-driver`).
     static func tokenTypeName(ofSampleType sampleType: String?) -> String {
         String((sampleType ?? "").map { $0 == "_" ? "-" : $0 })
-    }
-
-    /// The `Authorization` value, as `headers[.authorization]` gives it. That subscript joins the values of every
-    /// field with the name, building a new string even for the usual single one (a session token is ~800 bytes);
-    /// a single field's value is returned as stored, and only several are joined, exactly as the subscript does.
-    static func authorization(_ headers: HTTPFields) -> String? {
-        var value: String?
-        for field in headers where field.name == .authorization {
-            guard value == nil else { return headers[.authorization] }
-            value = field.value
-        }
-        return value
     }
 
     static func json(_ bytes: [UInt8], status: HTTPResponse.Status, cacheControl: String) -> Response {
@@ -216,28 +160,6 @@ package struct TokenRoutes: Sendable {
     }
 
     static func json(_ buffer: ByteBuffer, status: HTTPResponse.Status, cacheControl: String) -> Response {
-        Response(status: status, headers: jsonHeaders(cacheControl: cacheControl), body: .init(byteBuffer: buffer))
+        Response(status: status, headers: TokenAnswer.jsonHeaders(cacheControl: cacheControl), body: .init(byteBuffer: buffer))
     }
-
-    /// `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers), when the provider has limits. A
-    /// token answer has them after its `Content-Length` (its route renders the JSON, ``serve(_:_:resolve:render:)``
-    /// adds these); a refusal, before (they are among the error's own).
-    static func appendRateLimits(_ limits: RateLimitHeaders?, to headers: inout some AnswerHeaders) {
-        guard let limits else { return }
-        headers.append(.rateLimitPolicy, limits.policy)
-        if let status = limits.status { headers.append(.rateLimit, status) }
-    }
-
-    /// A JSON answer's first headers. One allocation with room for what follows (the rate limits', Content-Length,
-    /// X-Request-ID, Date, Server): no regrowth.
-    static func jsonHeaders<Headers: AnswerHeaders>(cacheControl: String, as _: Headers.Type = HTTPFields.self) -> Headers {
-        var headers = Headers(reservingCapacity: 10)
-        headers.append(jsonContentType)
-        if cacheControl == "no-store" { headers.append(noStore) } else { headers.append(.cacheControl, cacheControl) }
-        return headers
-    }
-
-    // Made once: a field checks its value when it is made, and every token answer and denial sends these two.
-    private static let jsonContentType = HTTPField(name: .contentType, value: "application/json")
-    private static let noStore = HTTPField(name: .cacheControl, value: "no-store")
 }

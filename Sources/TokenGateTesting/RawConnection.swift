@@ -230,6 +230,8 @@ package struct RawResponse: Sendable {
     package let headers: [(String, String)]
     /// The body.
     package let body: [UInt8]
+    /// The response as it came off the wire: status line, header fields and body.
+    package internal(set) var bytes: [UInt8] = []
 
     /// Every value of the field `name` (case-insensitive).
     package func values(_ name: String) -> [String] {
@@ -257,7 +259,9 @@ package struct RawResponse: Sendable {
         let bodyStart = end + 4
         guard buffer.count >= bodyStart + length else { return nil }
         let body = Array(buffer[bodyStart..<bodyStart + length])
+        var response = RawResponse(status: status, headers: headers, body: body)
+        response.bytes = Array(buffer[..<(bodyStart + length)])
         buffer.removeFirst(bodyStart + length)
-        return RawResponse(status: status, headers: headers, body: body)
+        return response
     }
 }

@@ -157,7 +157,7 @@ struct ContextLifecycleRoutes: Sendable {
         _ request: Request, _ context: TokenGateRequestContext, generation: GatewayGeneration
     ) throws(TokenGateError) -> AuthenticatedAdmin {
         do {
-            return try AdminAuthenticator(generation.configuration).authenticate(TokenRoutes.authorization(request.headers))
+            return try AdminAuthenticator(generation.configuration).authenticate(RequestFields(request.headers).authorization)
         } catch {
             let decision = failedKeys.acquire(context.peer)
             if let seconds = decision.retryAfterSeconds {

@@ -34,7 +34,7 @@ struct FleetEventRoutes: Sendable {
         let push: FleetEventReceiver.VerifiedPush
         let provider = context.parameters.get("providerId").flatMap(ProviderID.init)
         do {
-            push = try receiver.authenticate(provider, authorization: TokenRoutes.authorization(request.headers))
+            push = try receiver.authenticate(provider, authorization: RequestFields(request.headers).authorization)
         } catch {
             if let seconds = refusedPushes.acquire(context.peer).retryAfterSeconds {
                 receiver.recordRateLimited(provider)

@@ -15,14 +15,21 @@ import TokenGateCore
 ///
 /// ```
 /// [ProxyProtocolHandler] → RequestStartHandler → HTTP encoder/decoder → HTTP1RequestGuard
-///     → HTTP1ConnectionStateHandler (idle timeout, graceful close) → CachedTokenHandler (`server.fastPath`)
+///     → HTTP1ConnectionStateHandler (idle timeout, graceful close) → EventLoopTokenHandler (`server.fastPath`)
 ///     → HTTP1ToHTTPServerCodec → NIOAsyncChannel
 /// ```
 ///
 /// and hands each connection to Hummingbird's own request loop (`handleHTTP`), which is unchanged: it gets every
-/// request the ``CachedTokenHandler`` does not answer on the event loop. The fast path sits before the HTTPTypes
+/// request the ``EventLoopTokenHandler`` does not answer on the event loop. The fast path sits before the HTTPTypes
 /// conversion, so a cached hit pays for neither conversion; the connection state (Hummingbird's
 /// `HTTPConnectionStateHandler`, on HTTP/1 parts) sits before both, so it sees every request.
+///
+/// What would let us drop this copy (hummingbird 2.28.1, `HTTP1Channel.setup`; upstream's issue #616 asks for an
+/// HTTP/1 connection manager): an `HTTP1Channel.Configuration` hook for handlers on HTTP/1 parts, between
+/// `configureHTTPServerPipeline` and `HTTP1ToHTTPServerCodec`, with its `HTTPConnectionStateHandler` working on HTTP/1
+/// parts ahead of that hook (as ``HTTP1ConnectionStateHandler`` does here), and one for handlers ahead of the HTTP/1
+/// decoder (``RequestStartHandler``'s raw bytes, the PROXY header). With those, this type becomes an `HTTP1Channel`
+/// configured with ``HTTP1RequestGuard`` and ``EventLoopTokenHandler``, and ``HTTP1ConnectionStateHandler`` goes.
 struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
     /// One connection: its requests and answers, and who it comes from when a PROXY header said so.
     struct Value: ServerChildChannelValue {
@@ -56,8 +63,8 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let configuration: Configuration
-    /// Answers cached tokens on the event loop, or nil to leave every request to the router.
-    let cachedTokens: CachedTokenResponder?
+    /// The token endpoint's door on the event loop (hits, refusals, mints), or nil to leave every request to the router.
+    let eventLoopTokens: EventLoopTokenResponder?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -80,8 +87,8 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
             )
             try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, maxBodyBytes: configuration.maxBodyBytes, logger: logger))
             try pipeline.addHandler(HTTP1ConnectionStateHandler(idleTimeout: TimeAmount(configuration.idleTimeout)))
-            if let cachedTokens {
-                try pipeline.addHandler(CachedTokenHandler(responder: cachedTokens, addressing: configuration.addressing, origin: origin))
+            if let eventLoopTokens {
+                try pipeline.addHandler(EventLoopTokenHandler(responder: eventLoopTokens, addressing: configuration.addressing, origin: origin))
             }
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
             let requests = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(

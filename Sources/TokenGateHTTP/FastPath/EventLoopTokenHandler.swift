@@ -5,22 +5,23 @@ import TokenGateCore
 /// Answers token requests from the connection's event loop, in front of Hummingbird's request loop, and hands
 /// everything else on to that loop unchanged.
 ///
-/// A GET of the token route is held from its head to its end; then ``CachedTokenResponder`` answers it at once (a
-/// cached token, a refusal), or fetches the answer from the service's full path and writes it when it comes (a
-/// miss: a mint costs no request task, and is signed on this event loop), or the request goes on as it came.
+/// A GET of the token route is held from its head to its end; then the ``TokenEndpoint`` answers it at once (a
+/// cached token, a refusal), or it is fetched from the service's full path and written when it comes (a miss: a
+/// mint costs no request task, and is signed on this event loop), or it goes on as it came (a browser's request and
+/// its CORS fields, a `Connection: close`: the router's to shape; nothing was charged).
 /// Answers leave in request order: while a request handed on is unanswered, every later one is handed on too;
 /// while a fetch is under way, requests read wait here, and once one does, nothing more is read from the socket.
 /// A request that arrives with a body, or while the connection cannot take more output, is handed on (the router's
 /// writer waits for the client; this handler would only buffer). It works on NIO's HTTP/1 parts, before the
 /// HTTPTypes conversion and Hummingbird's handlers, so a cached hit costs neither. ``HTTP1ConnectionStateHandler``,
 /// before it, sees these requests and answers like any other: the idle timeout and graceful shutdown hold for both.
-final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let responder: CachedTokenResponder
+    private let responder: EventLoopTokenResponder
     private var date = HTTPDate()
     /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
     private var body = ByteBuffer()
@@ -44,7 +45,7 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let addressing: ClientAddressing
     private let origin: ConnectionOrigin?
 
-    init(responder: CachedTokenResponder, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil), origin: ConnectionOrigin? = nil) {
+    init(responder: EventLoopTokenResponder, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil), origin: ConnectionOrigin? = nil) {
         self.responder = responder
         self.addressing = addressing
         self.origin = origin
@@ -77,14 +78,14 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 if trailers == nil, context.channel.isWritable {
                     let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
                     let client = addressing.client(peer: peer, headers: request.headers)
-                    switch responder.answer(request, route: route, peer: client, date: date.now(), body: &self.body) {
-                    case .response(let response, let body):
-                        write(response, body, context: context)
+                    switch responder.endpoint.answer(route, fields: RequestFields(request.headers), peer: client, body: &self.body) {
+                    case .answer(let answer, let requestID):
+                        write(responder.head(of: answer, requestID: requestID, date: date.now()), answer.body, context: context)
                         return
-                    case .fetch(let admission):
+                    case .later(let admission):
                         fetch(admission, context: context)
                         return
-                    case .passOn:
+                    case .notMine:
                         break
                     }
                 }
@@ -123,29 +124,31 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// runs there too).
     private func fetch(_ admission: TokenAdmission, context: ChannelHandlerContext) {
         fetching = true
-        let responder = self.responder
+        let (endpoint, requestID) = (responder.endpoint, admission.requestID ?? "")
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         // Called once, on this loop (a store's reply, the task) or from elsewhere (then hopping here).
-        let answer: @Sendable (CachedTokenResponder.TokenAnswer) -> Void = { fetched in
-            guard loop.inEventLoop else { return loop.execute { bound.value.handler.answered(fetched, context: bound.value.context) } }
-            bound.value.handler.answered(fetched, context: bound.value.context)
+        let answer: @Sendable (TokenAnswer) -> Void = { fetched in
+            guard loop.inEventLoop else {
+                return loop.execute { bound.value.handler.answered(fetched, requestID: requestID, context: bound.value.context) }
+            }
+            bound.value.handler.answered(fetched, requestID: requestID, context: bound.value.context)
         }
-        if !responder.fetchWithoutTask(admission, completion: answer) {
+        if !endpoint.finish(admission, completion: answer) {
             let executor = loopExecutor ?? EventLoopTaskExecutor(loop)
             loopExecutor = executor
             TokenCacheFetches.$executor.withValue(executor) {
-                Task(executorPreference: executor) { answer(await responder.fetch(admission)) }
+                Task(executorPreference: executor) { answer(await endpoint.finish(admission)) }
             }
         }
     }
 
     /// Writes a fetch's answer, then reads on.
-    private func answered(_ fetched: CachedTokenResponder.TokenAnswer, context: ChannelHandlerContext) {
+    private func answered(_ fetched: TokenAnswer, requestID: String, context: ChannelHandlerContext) {
         fetching = false
         // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
         guard isActive else { return }
-        write(responder.head(of: fetched, date: date.now()), fetched.body, context: context)
+        write(responder.head(of: fetched, requestID: requestID, date: date.now()), fetched.body, context: context)
         readWaiting(context: context)
     }
 
@@ -210,4 +213,4 @@ final class CachedTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 @available(*, unavailable)
-extension CachedTokenHandler: Sendable {}
+extension EventLoopTokenHandler: Sendable {}

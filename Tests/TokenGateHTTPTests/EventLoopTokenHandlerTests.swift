@@ -15,12 +15,12 @@ import TokenGateTesting
 /// The event loop's answers to token requests, on a `NIOAsyncTestingChannel`: what it answers itself (written
 /// out, nothing read on; a miss once the service's full path has minted), and what it hands on to the router (read
 /// on as it came, nothing written, nothing charged).
-@Suite struct CachedTokenHandlerTests {
+@Suite struct EventLoopTokenHandlerTests {
     /// A real token service on the gateway fixture's configuration, its handler on a testing channel.
     struct Harness {
         let fixture: GatewayFixture
         let service: TokenService
-        let responder: CachedTokenResponder
+        let responder: EventLoopTokenResponder
         let channel: NIOAsyncTestingChannel
 
         init(rateLimits: String = "{}") async throws {
@@ -30,10 +30,11 @@ import TokenGateTesting
                 registry: fixture.registry, environment: [:], clock: fixture.clock.gatewayClock, logger: logger,
                 jwksFetcher: HTTPJWKSFetcher(client: HTTPClient.shared))
             service = TokenService(generation: try await assembler.build(path: fixture.configPath), clock: fixture.clock.gatewayClock, logger: logger)
-            let responder = CachedTokenResponder(routes: TokenRoutes(service: service, clock: fixture.clock.gatewayClock), serverName: "TokenGate")
+            let responder = EventLoopTokenResponder(
+                endpoint: TokenRoutes(service: service, clock: fixture.clock.gatewayClock).endpoint, serverName: "TokenGate")
             self.responder = responder
             channel = try await NIOAsyncTestingChannel { channel in
-                try channel.pipeline.syncOperations.addHandler(CachedTokenHandler(responder: responder))
+                try channel.pipeline.syncOperations.addHandler(EventLoopTokenHandler(responder: responder))
             }
         }
 
@@ -132,10 +133,10 @@ import TokenGateTesting
     /// Reads `request` on `connections` connections of one event loop within one turn; returns the status each
     /// had flushed before the turn's end, and after it. Synchronous: an embedded loop stays on its thread.
     static func oneTurn(
-        of request: HTTPRequest, on connections: Int, responder: CachedTokenResponder
+        of request: HTTPRequest, on connections: Int, responder: EventLoopTokenResponder
     ) throws -> (before: [HTTPResponse.Status?], after: [HTTPResponse.Status?]) {
         let loop = EmbeddedEventLoop()
-        let channels = (0..<connections).map { _ in EmbeddedChannel(handler: CachedTokenHandler(responder: responder), loop: loop) }
+        let channels = (0..<connections).map { _ in EmbeddedChannel(handler: EventLoopTokenHandler(responder: responder), loop: loop) }
         for channel in channels {
             try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(request)))
             try channel.writeInbound(HTTPServerRequestPart.end(nil))

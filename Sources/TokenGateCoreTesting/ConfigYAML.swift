@@ -94,6 +94,11 @@ package struct ProviderYAML: Sendable {
     /// A whole config.yaml: `preamble` (top-level sections such as `server:` or `adminKeys:`, each line ending in a
     /// newline) and then `providers:` with each block.
     package static func config(preamble: String = "", _ providers: ProviderYAML...) -> String {
+        config(preamble: preamble, providers: providers)
+    }
+
+    /// The same, for a list a test assembles (a provider left out of one version of the file).
+    package static func config(preamble: String = "", providers: [ProviderYAML]) -> String {
         preamble + "providers:\n" + providers.map(\.yaml).joined()
     }
 }

@@ -245,10 +245,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test support, light: the manual clock, the log recorder and test timing; nothing but the core.
+        // Test support, light: the manual clock, the log recorder, test timing, API keys and config.yaml text; nothing
+        // but the core.
         .target(
             name: "TokenGateCoreTesting",
-            dependencies: ["TokenGateCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenGateCore", "OpenSSLPrimitives", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         // What any suite may need and no server implies: temporary directories, `eventually`, child processes.

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import GoogleIAMSigner
 import JOSE
-import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -17,9 +16,8 @@ import TokenGateTesting
     /// A google-iam provider against the stand-in; `extra` lines join its backend section.
     static func provider(
         _ id: String, accounts: String, key: String, credentials: String, _ fixture: IAMFixture, extra: [String] = []
-    ) throws -> String {
-        """
-          \(id):
+    ) -> ProviderYAML {
+        let backend = """
             backend:
               type: google-iam
               serviceAccounts: { \(accounts) }
@@ -28,10 +26,10 @@ import TokenGateTesting
                 iamCredentials: \(fixture.standIn.baseURL)
                 publicKeys: \(fixture.standIn.baseURL)/service_accounts/v1/jwk/{serviceAccount}
                 oauthToken: \(fixture.standIn.baseURL)/token
-        \(extra.map { "      \($0)\n" }.joined())\
-            clients:
-              - { name: dispatch, type: api-key, keySha256: \(HexBytes.encode(try Digest.sha256(Array(key.utf8)))), allow: { consumer: any, driver: any } }
-        """
+            \(extra.map { "  \($0)\n" }.joined())
+            """
+        return ProviderYAML(
+            id, backend: .yaml(backend), clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(key), allow: "{ consumer: any, driver: any }")])
     }
 
     static func withGateway(_ fixture: IAMFixture, config: String, _ body: (RunningGateway) async throws -> Void) async throws {
@@ -46,8 +44,8 @@ import TokenGateTesting
             let credentials = try await fixture.runtimeKeyFile()
             let config = try fixture.directory.write(
                 "config.yaml",
-                "providers:\n"
-                    + (try Self.provider(
+                ProviderYAML.config(
+                    Self.provider(
                         "acme-rides", accounts: "consumer: \(IAMFixture.consumer), driver: \(IAMFixture.driver)", key: IAMFixture.apiKey,
                         credentials: credentials, fixture, extra: ["circuitBreaker: { consecutiveFailures: 3, openFor: 60s }"])))
             try await Self.withGateway(fixture, config: config) { gateway in
@@ -81,12 +79,11 @@ import TokenGateTesting
             let credentials = try await fixture.runtimeKeyFile()
             let config = try fixture.directory.write(
                 "config.yaml",
-                "providers:\n"
-                    + (try Self.provider(
+                ProviderYAML.config(
+                    Self.provider(
                         "acme-rides", accounts: "consumer: \(IAMFixture.consumer)", key: IAMFixture.apiKey, credentials: credentials, fixture,
-                        extra: ["mintBudget: { rate: 5/s, burst: 10 }", "quotaProject: acme-rides"]))
-                    + "\n"
-                    + (try Self.provider(
+                        extra: ["mintBudget: { rate: 5/s, burst: 10 }", "quotaProject: acme-rides"]),
+                    Self.provider(
                         "beta-cabs", accounts: "consumer: \(Self.betaConsumer)", key: Self.betaKey, credentials: credentials, fixture,
                         extra: ["quotaProject: beta-cabs"])))
             try await Self.withGateway(fixture, config: config) { gateway in

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import GoogleIAMSigner
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import StaticKeySigner
 import Testing
 import TokenGateCore
@@ -18,32 +17,21 @@ import TokenGateTesting
     /// `acme-rides` on IAM (through the stand-in), and `static-fleet` on a key of its own; `includeIAM: false`
     /// leaves the IAM tenant out (the configuration before it is added).
     static func writeConfig(_ fixture: IAMFixture, includeIAM: Bool = true) async throws -> String {
-        let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
-        let iam = """
-              acme-rides:
-                backend:
-                  type: google-iam
-                  serviceAccounts: { consumer: \(IAMFixture.consumer) }
-                  credentialsFile: \(try await fixture.runtimeKeyFile())
-                  endpoints:
-                    iamCredentials: \(fixture.standIn.baseURL)
-                    publicKeys: \(fixture.standIn.baseURL)/service_accounts/v1/jwk/{serviceAccount}
-                    oauthToken: \(fixture.standIn.baseURL)/token
-                clients:
-                  - { name: dispatch, type: api-key, keySha256: \(try digest(IAMFixture.apiKey)), allow: { consumer: any } }
+        let backend = """
+            backend:
+              type: google-iam
+              serviceAccounts: { consumer: \(IAMFixture.consumer) }
+              credentialsFile: \(try await fixture.runtimeKeyFile())
+              endpoints:
+                iamCredentials: \(fixture.standIn.baseURL)
+                publicKeys: \(fixture.standIn.baseURL)/service_accounts/v1/jwk/{serviceAccount}
+                oauthToken: \(fixture.standIn.baseURL)/token
             """
-        return try fixture.directory.write(
-            "config.yaml",
-            """
-            providers:
-              static-fleet:
-                backend:
-                  type: static-key
-                  keys: { consumer: [{ serviceAccountFile: keys/static.json, generateIfMissing: true }] }
-                clients:
-                  - { name: dispatch, type: api-key, keySha256: \(try digest(Self.staticKey)), allow: { consumer: any } }
-            \(includeIAM ? iam : "")
-            """)
+        let iam = ProviderYAML("acme-rides", backend: .yaml(backend), clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(IAMFixture.apiKey))])
+        let staticFleet = ProviderYAML(
+            "static-fleet", backend: .staticKey(["consumer"], file: "keys/static.json"),
+            clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(Self.staticKey))])
+        return try fixture.directory.write("config.yaml", ProviderYAML.config(providers: [staticFleet] + (includeIAM ? [iam] : [])))
     }
 
     static func withGateway(_ fixture: IAMFixture, config: String, _ body: (RunningGateway) async throws -> Void) async throws {

@@ -1,5 +1,4 @@
 import JOSE
-import OpenSSLPrimitives
 import TokenGateCore
 import TokenGateTesting
 
@@ -25,41 +24,17 @@ struct ClientGatewayFixture {
     /// `cache`, `rateLimits` and `response` are YAML flow mappings for the `acme-rides` provider.
     init(cache: String = defaultCache, rateLimits: String = "{}", response: String? = nil) throws {
         directory = try TemporaryDirectory()
-        let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
-        let responseLine = response.map { "    response: \($0)\n" } ?? ""
-        try directory.write(
-            "config.yaml",
-            """
-            providers:
-              acme-rides:
-                cache: \(cache)
-                rateLimits: \(rateLimits)
-            \(responseLine)    backend:
-                  type: static-key
-                  keys:
-                    consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
-                    driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
-                clients:
-                  - name: app
-                    type: api-key
-                    keySha256: \(try digest(Self.appKey))
-                    allow: { consumer: any, driver: any }
-                  - name: rider-only
-                    type: api-key
-                    keySha256: \(try digest(Self.riderOnlyKey))
-                    allow: { consumer: any }
-              other-fleet:
-                backend:
-                  type: static-key
-                  keys:
-                    consumer: [{ serviceAccountFile: keys/other.json, generateIfMissing: true }]
-                clients:
-                  - name: other-app
-                    type: api-key
-                    keySha256: \(try digest(Self.otherTenantKey))
-                    allow: { consumer: any }
-            """
-        )
+        let acme = ProviderYAML(
+            "acme-rides", settings: ["cache: \(cache)", "rateLimits: \(rateLimits)"] + (response.map { ["response: \($0)"] } ?? []),
+            backend: .staticKey([("consumer", "keys/consumer.json"), ("driver", "keys/driver.json")]),
+            clients: [
+                ProviderYAML.apiKey("app", TestAPIKey(Self.appKey), allow: "{ consumer: any, driver: any }"),
+                ProviderYAML.apiKey("rider-only", TestAPIKey(Self.riderOnlyKey)),
+            ])
+        let other = ProviderYAML(
+            "other-fleet", backend: .staticKey(["consumer"], file: "keys/other.json"),
+            clients: [ProviderYAML.apiKey("other-app", TestAPIKey(Self.otherTenantKey))])
+        try directory.write("config.yaml", ProviderYAML.config(acme, other))
     }
 
     /// Starts the gateway on 127.0.0.1 and an ephemeral port, runs `body`, stops it and removes the files.

@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCoreTesting
 
@@ -25,14 +24,8 @@ import TokenGateCoreTesting
 
     /// A generation whose one api-key client holds `apiKey`.
     func generation(apiKey: String, previous: GatewayGeneration? = nil) async throws -> GatewayGeneration {
-        let digest = HexBytes.encode(try Digest.sha256(Array(apiKey.utf8)))
-        let yaml = """
-            providers:
-              acme-rides:
-                backend: { type: signing }
-                clients:
-                  - { name: app, type: api-key, keySha256: \(digest), allow: { consumer: any } }
-            """
+        let yaml = ProviderYAML.config(
+            ProviderYAML("acme-rides", backend: .flow("{ type: signing }"), clients: [ProviderYAML.apiKey("app", TestAPIKey(apiKey))]))
         return try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory + "/config.yaml", environment: [:]), previous: previous)
     }

@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCoreTesting
 
@@ -20,18 +19,11 @@ import TokenGateCoreTesting
             registry: BackendRegistry([SigningTestFactory()]), environment: [:], clock: clock.gatewayClock,
             logger: Logger(label: "bound") { _ in SwiftLogNoOpLogHandler() }, jwksFetcher: ScriptedJWKSFetcher(.failure("none")),
             authorizerTransport: transport)
-        let digest = HexBytes.encode(try Digest.sha256(Array("tg_bound_key".utf8)))
-        let yaml = """
-            providers:
-              acme-rides:
-                backend: { type: signing }
-                clients:
-                  - name: app
-                    type: api-key
-                    keySha256: \(digest)
-                    authorizer: { type: http, url: "https://auth.acme.test/can?trip={tripId}" }
-                    allow: { consumer: any }
-            """
+        let authorizer = #"authorizer: { type: http, url: "https://auth.acme.test/can?trip={tripId}" }"#
+        let yaml = ProviderYAML.config(
+            ProviderYAML(
+                "acme-rides", backend: .flow("{ type: signing }"),
+                clients: [ProviderYAML.apiKey("app", TestAPIKey("tg_bound_key"), extra: authorizer)]))
         let directory = try TemporaryDirectory(prefix: "bound").path
         let generation = try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory + "/config.yaml", environment: [:]))

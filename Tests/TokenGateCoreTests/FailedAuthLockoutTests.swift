@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCoreTesting
 
@@ -23,20 +22,14 @@ import TokenGateCoreTesting
         let directory = URL(fileURLWithPath: try TemporaryDirectory(prefix: "lockout").path)
         let jwksPath = directory.appendingPathComponent("idp.jwks.json").path
         #expect(FileManager.default.createFile(atPath: jwksPath, contents: Data(try idp.jwks.publicJSON())))
-        let digest = HexBytes.encode(try Digest.sha256(Array(Self.goodKey.utf8)))
-        let yaml = """
-            providers:
-              acme-rides:
-                backend: { type: inert, circuitBreaker: off }
-                clients:
-                  - { name: acme-backend, type: api-key, keySha256: \(digest), allow: { consumer: any } }
-                  - name: rider-app
-                    type: jwt
-                    jwksFile: \(jwksPath)
-                    issuer: \(TestIdentityProvider.issuer)
-                    audience: \(TestIdentityProvider.audience)
-                    allow: { consumer: { claim: trips } }
+        let riderApp = """
+            { name: rider-app, type: jwt, jwksFile: "\(jwksPath)", issuer: "\(TestIdentityProvider.issuer)", \
+            audience: \(TestIdentityProvider.audience), allow: { consumer: { claim: trips } } }
             """
+        let yaml = ProviderYAML.config(
+            ProviderYAML(
+                "acme-rides", backend: .flow("{ type: inert, circuitBreaker: off }"),
+                clients: [ProviderYAML.apiKey("acme-backend", TestAPIKey(Self.goodKey)), riderApp]))
         let assembler = GatewayAssembler(
             registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: clock.gatewayClock,
             logger: Logger(label: "lockout", factory: { _ in SwiftLogNoOpLogHandler() }), jwksFetcher: ScriptedJWKSFetcher(.failure("none")))

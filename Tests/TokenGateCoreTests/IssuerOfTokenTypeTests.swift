@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCoreTesting
 
@@ -52,14 +51,8 @@ import TokenGateCoreTesting
     func outcome(issuer: String?) async throws -> TokenGateError.Code? {
         let clock = ManualClock(wallSeconds: 1_700_000_000)
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let digest = HexBytes.encode(try Digest.sha256(Array("tg_key".utf8)))
-        let yaml = """
-            providers:
-              acme-rides:
-                backend: { type: misissuing }
-                clients:
-                  - { name: app, type: api-key, keySha256: \(digest), allow: { consumer: any } }
-            """
+        let yaml = ProviderYAML.config(
+            ProviderYAML("acme-rides", backend: .flow("{ type: misissuing }"), clients: [ProviderYAML.apiKey("app", .dispatch)]))
         let assembler = GatewayAssembler(
             registry: BackendRegistry([MisissuingFactory(issuer: issuer)]), environment: [:], clock: clock.gatewayClock, logger: logger,
             jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
@@ -67,7 +60,8 @@ import TokenGateCoreTesting
         let service = TokenService(generation: generation, formatter: { _ in TokenOnlyFormat() }, clock: clock.gatewayClock, logger: logger)
         do {
             _ = try await service.token(
-                for: TokenQuery(providerID: "acme-rides", tokenType: "consumer", parameters: ["tripId": "t-1"], authorization: "Bearer tg_key"))
+                for: TokenQuery(
+                    providerID: "acme-rides", tokenType: "consumer", parameters: ["tripId": "t-1"], authorization: "Bearer \(TestAPIKey.dispatch)"))
             return nil
         } catch {
             return error.code

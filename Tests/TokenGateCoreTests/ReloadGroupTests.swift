@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCoreTesting
 
@@ -42,26 +41,21 @@ import TokenGateCoreTesting
     }
 
     /// The configuration as it is before the reload, or with `change` made.
-    static func yaml(_ change: Change = .nothing) throws -> String {
-        let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
+    static func yaml(_ change: Change = .nothing) -> String {
         let plan = change == .backend ? 2 : 1
         let calls = change == .calls ? 32 : 16
         let limit = change == .limits ? 2 : 1
-        let other =
-            change == .clients ? "\n      - { name: other, type: api-key, keySha256: \(try digest("tg_other")), allow: { consumer: any } }" : ""
-        return """
-            providers:
-              acme-rides:
-                backend: { type: signing, plan: \(plan), maxConcurrentCalls: \(calls), mintBudget: { rate: 1/min, burst: 1 } }
-                rateLimits: { provider: { rate: 1/min, burst: \(limit) } }
-                clients:
-                  - { name: app, type: api-key, keySha256: \(try digest(apiKey)), allow: { consumer: any } }\(other)
-            """
+        let other = change == .clients ? [ProviderYAML.apiKey("other", TestAPIKey("tg_other"))] : []
+        return ProviderYAML.config(
+            ProviderYAML(
+                "acme-rides", settings: ["rateLimits: { provider: { rate: 1/min, burst: \(limit) } }"],
+                backend: .flow("{ type: signing, plan: \(plan), maxConcurrentCalls: \(calls), mintBudget: { rate: 1/min, burst: 1 } }"),
+                clients: [ProviderYAML.apiKey("app", TestAPIKey(apiKey))] + other))
     }
 
     func build(_ change: Change, previous: GatewayGeneration? = nil) async throws -> ProviderRuntime {
         let generation = try await assembler.build(
-            bytes: Array(try Self.yaml(change).utf8), file: ConfigFile(path: "config.yaml", environment: [:]), previous: previous)
+            bytes: Array(Self.yaml(change).utf8), file: ConfigFile(path: "config.yaml", environment: [:]), previous: previous)
         return try #require(generation.providers[Self.acme])
     }
 
@@ -109,7 +103,7 @@ import TokenGateCoreTesting
     @Test(arguments: Change.allCases)
     func aReloadKeepsTheUnitsWhoseConfigurationIsUnchangedAndRebuildsOnlyTheChangedOnes(change: Change) async throws {
         let generation = try await assembler.build(
-            bytes: Array(try Self.yaml().utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
+            bytes: Array(Self.yaml().utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
         let before = try #require(generation.providers[Self.acme])
         try await useEveryUnit(of: before, in: generation)
         let used = UnitState(before)
@@ -140,7 +134,7 @@ import TokenGateCoreTesting
     }
 
     @Test func aLimitsOnlyChangeKeepsTheBackendUnitAndItsCachedToken() async throws {
-        let generation = try await assembler.build(bytes: Array(try Self.yaml().utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
+        let generation = try await assembler.build(bytes: Array(Self.yaml().utf8), file: ConfigFile(path: "config.yaml", environment: [:]))
         let before = try #require(generation.providers[Self.acme])
         try await useEveryUnit(of: before, in: generation)
         let after = try await build(.limits, previous: generation)

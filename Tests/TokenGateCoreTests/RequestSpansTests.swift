@@ -2,7 +2,6 @@ import Foundation
 import InMemoryTracing
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCoreTesting
 import Tracing
@@ -23,14 +22,8 @@ import Tracing
         let assembler = GatewayAssembler(
             registry: BackendRegistry([SigningTestFactory(failing: ["trip-down"])]), environment: [:], clock: clock.gatewayClock, logger: logger,
             jwksFetcher: ScriptedJWKSFetcher(.failure("none")))
-        let digest = HexBytes.encode(try Digest.sha256(Array(Self.apiKey.utf8)))
-        let yaml = """
-            providers:
-              acme-rides:
-                backend: { type: signing }
-                clients:
-                  - { name: app, type: api-key, keySha256: \(digest), allow: { consumer: any } }
-            """
+        let yaml = ProviderYAML.config(
+            ProviderYAML("acme-rides", backend: .flow("{ type: signing }"), clients: [ProviderYAML.apiKey("app", TestAPIKey(Self.apiKey))]))
         let directory = try TemporaryDirectory(prefix: "spans").path
         let generation = try await assembler.build(
             bytes: Array(yaml.utf8), file: ConfigFile(path: directory + "/config.yaml", environment: [:]), previous: nil)

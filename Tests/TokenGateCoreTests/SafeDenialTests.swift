@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCoreTesting
 
@@ -25,27 +24,26 @@ import TokenGateCoreTesting
         directory = URL(fileURLWithPath: try TemporaryDirectory(prefix: "denials").path)
         let jwksPath = directory.appendingPathComponent("idp.jwks.json").path
         #expect(FileManager.default.createFile(atPath: jwksPath, contents: Data(try idp.jwks.publicJSON())))
-        let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
-        let yaml = """
-            defaults:
-              rateLimits: { failedAuth: { rate: 60000/min, burst: 10000 }, failedAuthPerPeer: { rate: 60/min, burst: 5 } }
-            providers:
-              acme-rides:
-                backend: { type: inert, circuitBreaker: off }
-                clients:
-                  - { name: acme-backend, type: api-key, keySha256: \(try digest(Self.acmeKey)), allow: { consumer: any } }
-                  - { name: acme-old, type: api-key, keySha256: \(try digest("tg_acme_old")), allow: { consumer: any }, revoked: true }
-                  - name: rider-app
-                    type: jwt
-                    jwksFile: \(jwksPath)
-                    issuer: \(TestIdentityProvider.issuer)
-                    audience: \(TestIdentityProvider.audience)
-                    allow: { consumer: { claim: trips } }
-              zoom-cabs:
-                backend: { type: inert, circuitBreaker: off }
-                clients:
-                  - { name: zoom-backend, type: api-key, keySha256: \(try digest(Self.zoomKey)), allow: { consumer: any } }
+        let riderApp = """
+            { name: rider-app, type: jwt, jwksFile: "\(jwksPath)", issuer: "\(TestIdentityProvider.issuer)", \
+            audience: \(TestIdentityProvider.audience), allow: { consumer: { claim: trips } } }
             """
+        let yaml = ProviderYAML.config(
+            preamble: """
+                defaults:
+                  rateLimits: { failedAuth: { rate: 60000/min, burst: 10000 }, failedAuthPerPeer: { rate: 60/min, burst: 5 } }
+
+                """,
+            ProviderYAML(
+                "acme-rides", backend: .flow("{ type: inert, circuitBreaker: off }"),
+                clients: [
+                    ProviderYAML.apiKey("acme-backend", TestAPIKey(Self.acmeKey)),
+                    ProviderYAML.apiKey("acme-old", TestAPIKey("tg_acme_old"), extra: "revoked: true"),
+                    riderApp,
+                ]),
+            ProviderYAML(
+                "zoom-cabs", backend: .flow("{ type: inert, circuitBreaker: off }"),
+                clients: [ProviderYAML.apiKey("zoom-backend", TestAPIKey(Self.zoomKey))]))
         let assembler = GatewayAssembler(
             registry: BackendRegistry([InertBackendFactory()]), environment: [:], clock: clock.gatewayClock,
             logger: logs.logger, jwksFetcher: ScriptedJWKSFetcher(.failure("none")))

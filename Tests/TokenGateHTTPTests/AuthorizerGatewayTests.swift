@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import StaticKeySigner
 import Testing
 import TokenGateCore
@@ -32,39 +31,21 @@ import TokenGateTesting
             identityProvider = try AuthorizerGatewayTests.identityProvider.get()
             try directory.write("idp-jwks.json", try JWKSet(keys: [identityProvider.publicKey()]).publicJSON())
             try directory.write("keys/signer.json", try AuthorizerGatewayTests.signingKey.get().json())
-            let digest = HexBytes.encode(try Digest.sha256(Array(AuthorizerGatewayTests.apiKey.utf8)))
-            let adminDigest = HexBytes.encode(try Digest.sha256(Array(AuthorizerGatewayTests.adminKey.utf8)))
             let authorizer =
                 "{ type: http, url: \"\(authorizerURL)/can-access?subject={subject}&tripId={tripId}\", cacheFor: \(cacheFor), timeout: \(timeout) }"
-            try directory.write(
-                "config.yaml",
+            // The signing key is written above, not generated. The rider app's allow is `any`: the authorizer decides.
+            let riderApp = """
+                { name: rider-app, type: jwt, jwksFile: idp-jwks.json, issuer: "\(AuthorizerGatewayTests.issuer)", audience: tokengate, \
+                authorizer: \(authorizer), allow: { consumer: any } }
                 """
-                adminKeys:
-                  - { name: ops, keySha256: \(adminDigest) }
-                audit: { path: audit.jsonl }
-                providers:
-                  acme-rides:
-                    rateLimits: \(rateLimits)
-                    backend:
-                      type: static-key
-                      keys:
-                        consumer: [{ serviceAccountFile: keys/signer.json }]
-                        driver: [{ serviceAccountFile: keys/signer.json }]
-                    clients:
-                      - name: dispatch
-                        type: api-key
-                        keySha256: \(digest)
-                        authorizer: \(authorizer)
-                        allow: { consumer: any }
-                      - name: rider-app
-                        type: jwt
-                        jwksFile: idp-jwks.json
-                        issuer: \(AuthorizerGatewayTests.issuer)
-                        audience: tokengate
-                        authorizer: \(authorizer)
-                        allow: { consumer: any }     # the authorizer decides
-                """
-            )
+            let acme = ProviderYAML(
+                "acme-rides", settings: ["rateLimits: \(rateLimits)"],
+                backend: .flow(
+                    "{ type: static-key, keys: { consumer: [{ serviceAccountFile: keys/signer.json }], driver: [{ serviceAccountFile: keys/signer.json }] } }"
+                ),
+                clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(AuthorizerGatewayTests.apiKey), extra: "authorizer: \(authorizer)"), riderApp])
+            let preamble = "adminKeys:\n  - \(TestAPIKey(AuthorizerGatewayTests.adminKey).adminKey("ops"))\naudit: { path: audit.jsonl }\n"
+            try directory.write("config.yaml", ProviderYAML.config(preamble: preamble, acme))
         }
 
         var configPath: String { "\(directory.path)/config.yaml" }

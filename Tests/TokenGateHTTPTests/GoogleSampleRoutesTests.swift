@@ -1,6 +1,5 @@
 import Foundation
 import JOSE
-import OpenSSLPrimitives
 import StaticKeySigner
 import Testing
 import TokenGateCore
@@ -24,41 +23,21 @@ import TokenGateTesting
             try directory.write("idp-jwks.json", try JWKSet(keys: [identityProvider.publicKey()]).publicJSON())
             let account = try ServiceAccountKey.generate(projectID: "acme-rides", clientEmail: "tokens@acme-rides.iam.gserviceaccount.com")
             try directory.write("keys/signer.json", try account.json())
-            let digest = HexBytes.encode(try Digest.sha256(Array(GoogleSampleRoutesTests.apiKey.utf8)))
+            // The signing key is written above, not generated; every token type signs with it.
             let types = ["consumer", "driver", "delivery-driver", "delivery-consumer", fleetReaderType]
-            let keys = types.map { "        \($0): [{ serviceAccountFile: keys/signer.json }]" }.joined(separator: "\n")
-            try directory.write(
-                "config.yaml",
+            let keys = types.map { "    \($0): [{ serviceAccountFile: keys/signer.json }]" }.joined(separator: "\n")
+            let allow = "{ consumer: any, driver: any, delivery-driver: any, delivery-consumer: any, \(fleetReaderType): whole-fleet }"
+            let riderApp = """
+                { name: rider-app, type: jwt, jwksFile: idp-jwks.json, issuer: "\(GoogleSampleRoutesTests.issuer)", audience: tokengate, \
+                allow: { consumer: { claim: trips } } }
                 """
-                providers:
-                  acme-rides:
-                    compatibility: google-samples
-                    backend:
-                      type: static-key
-                      keys:
-                \(keys)
-                    clients:
-                      - name: sample-backend
-                        type: api-key
-                        keySha256: \(digest)
-                        allow: { consumer: any, driver: any, delivery-driver: any, delivery-consumer: any, \(fleetReaderType): whole-fleet }
-                      - name: rider-app
-                        type: jwt
-                        jwksFile: idp-jwks.json
-                        issuer: \(GoogleSampleRoutesTests.issuer)
-                        audience: tokengate
-                        allow: { consumer: { claim: trips } }
-                  plain-rides:
-                    backend:
-                      type: static-key
-                      keys:
-                        consumer: [{ serviceAccountFile: keys/signer.json }]
-                    clients:
-                      - name: sample-backend
-                        type: api-key
-                        keySha256: \(HexBytes.encode(try Digest.sha256(Array("plain-key-0123456789".utf8))))
-                        allow: { consumer: any }
-                """)
+            let acme = ProviderYAML(
+                "acme-rides", settings: ["compatibility: google-samples"], backend: .yaml("backend:\n  type: static-key\n  keys:\n" + keys),
+                clients: [ProviderYAML.apiKey("sample-backend", TestAPIKey(GoogleSampleRoutesTests.apiKey), allow: allow), riderApp])
+            let plain = ProviderYAML(
+                "plain-rides", backend: .flow("{ type: static-key, keys: { consumer: [{ serviceAccountFile: keys/signer.json }] } }"),
+                clients: [ProviderYAML.apiKey("sample-backend", TestAPIKey("plain-key-0123456789"))])
+            try directory.write("config.yaml", ProviderYAML.config(acme, plain))
         }
 
         func withGateway<Result: Sendable>(_ body: (RunningGateway) async throws -> Result) async throws -> Result {

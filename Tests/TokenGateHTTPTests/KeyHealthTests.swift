@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import StaticKeySigner
 import Testing
 import TokenGateCore
@@ -23,21 +22,15 @@ import TokenGateTesting
         init(keyHealth: String, expires: String? = nil) throws {
             directory = try TemporaryDirectory()
             try directory.write("keys/signer.json", try KeyHealthTests.signingKey.get().json())
-            let digest = HexBytes.encode(try Digest.sha256(Array(KeyHealthTests.apiKey.utf8)))
+            // The key file is written above, not generated: the test controls the key and its `expires`.
             let expiresEntry = expires.map { ", expires: \($0)" } ?? ""
             try directory.write(
                 "config.yaml",
-                """
-                providers:
-                  acme-rides:
-                    keyHealth: \(keyHealth)
-                    backend:
-                      type: static-key
-                      keys:
-                        consumer: [{ serviceAccountFile: keys/signer.json\(expiresEntry) }]
-                    clients:
-                      - { name: dispatch, type: api-key, keySha256: \(digest), allow: { consumer: any } }
-                """)
+                ProviderYAML.config(
+                    ProviderYAML(
+                        "acme-rides", settings: ["keyHealth: \(keyHealth)"],
+                        backend: .flow("{ type: static-key, keys: { consumer: [{ serviceAccountFile: keys/signer.json\(expiresEntry) }] } }"),
+                        clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(KeyHealthTests.apiKey))])))
         }
 
         func withGateway<Result: Sendable>(_ body: (RunningGateway) async throws -> Result) async throws -> Result {

@@ -1,6 +1,5 @@
 import Foundation
 import JOSE
-import OpenSSLPrimitives
 import StaticKeySigner
 import Synchronization
 import Testing
@@ -81,24 +80,17 @@ import TokenGateTesting
             try await AuthorizerServer.with { healthy, healthyURL in
                 hanging.answer(.after(.seconds(30), .allowed))
                 healthy.answer(.allowed)
-                let digest = HexBytes.encode(try Digest.sha256(Array(Self.apiKey.utf8)))
-                func provider(_ id: String, _ baseURL: String, timeout: String) -> String {
-                    """
-                      \(id):
-                        backend: { type: static-key, maxConcurrentCalls: 4, queueTimeout: 100ms, keys: { consumer: [{ serviceAccountFile: keys/\(id).json, generateIfMissing: true }] } }
-                        clients:
-                          - name: dispatch
-                            type: api-key
-                            keySha256: \(digest)
-                            authorizer: { type: http, url: "\(baseURL)/can-access?tripId={tripId}", cacheFor: 0s, timeout: \(timeout) }
-                            allow: { consumer: any }
-                    """
+                func provider(_ id: String, _ baseURL: String, timeout: String) -> ProviderYAML {
+                    let keys = "keys: { consumer: [{ serviceAccountFile: keys/\(id).json, generateIfMissing: true }] }"
+                    let authorizer = "authorizer: { type: http, url: \"\(baseURL)/can-access?tripId={tripId}\", cacheFor: 0s, timeout: \(timeout) }"
+                    return ProviderYAML(
+                        id, backend: .flow("{ type: static-key, maxConcurrentCalls: 4, queueTimeout: 100ms, \(keys) }"),
+                        clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(Self.apiKey), extra: authorizer)])
                 }
                 try await TemporaryDirectory.with { directory in
                     let path = try directory.write(
                         "config.yaml",
-                        "providers:\n" + provider("acme-rides", hangingURL, timeout: "8s") + "\n"
-                            + provider("beta-cabs", healthyURL, timeout: "5s"))
+                        ProviderYAML.config(provider("acme-rides", hangingURL, timeout: "8s"), provider("beta-cabs", healthyURL, timeout: "5s")))
                     try await RunningGateway.with(configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: .system) {
                         gateway in
                         async let flood = withThrowingTaskGroup(of: Int.self) { group in

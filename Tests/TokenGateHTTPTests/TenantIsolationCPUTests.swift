@@ -3,7 +3,6 @@ import Foundation
 import JOSE
 import NIOCore
 import NIOHTTP1
-import OpenSSLPrimitives
 import StaticKeySigner
 import Testing
 import TokenGateCore
@@ -16,15 +15,9 @@ import TokenGateTesting
     static let floodKey = "flood-dispatch-key-0123456789"
     static let steadyKey = "steady-dispatch-key-0123456789"
 
-    static func provider(_ id: String, key: String) throws -> String {
-        """
-          \(id):
-            backend:
-              type: static-key
-              keys: { consumer: [{ serviceAccountFile: keys/\(id).json, generateIfMissing: true }] }
-            clients:
-              - { name: dispatch, type: api-key, keySha256: \(HexBytes.encode(try Digest.sha256(Array(key.utf8)))), allow: { consumer: any } }
-        """
+    static func provider(_ id: String, key: String) -> ProviderYAML {
+        ProviderYAML(
+            id, backend: .staticKey(["consumer"], file: "keys/\(id).json"), clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(key))])
     }
 
     /// What one worker saw: each answer's status and seconds.
@@ -90,8 +83,7 @@ import TokenGateTesting
         try await TemporaryDirectory.with { directory in
             let path = try directory.write(
                 "config.yaml",
-                "providers:\n" + (try Self.provider("flood-fleet", key: Self.floodKey)) + "\n"
-                    + (try Self.provider("steady-fleet", key: Self.steadyKey)))
+                ProviderYAML.config(Self.provider("flood-fleet", key: Self.floodKey), Self.provider("steady-fleet", key: Self.steadyKey)))
             try await RunningGateway.with(configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: .system) { gateway in
                 let steadyURL: @Sendable (Int, Int) -> String = { worker, index in
                     "\(gateway.baseURL)/v1/providers/steady-fleet/tokens/consumer?tripId=steady-\(worker)-\(index % 5)"

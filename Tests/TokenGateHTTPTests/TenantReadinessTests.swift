@@ -1,7 +1,6 @@
 import Foundation
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import StaticKeySigner
 import Synchronization
 import Testing
@@ -19,28 +18,20 @@ import TokenGateTesting
     /// Two tenants: `acme-rides` (static keys, an API-key client: ready once built) and `beta-fleet`, whose riders'
     /// session tokens are verified with keys from `jwksURL` (not ready until they arrive). `server` is the body of a
     /// `server:` section.
-    static func configuration(server: String? = nil) throws -> String {
-        let digest = HexBytes.encode(try Digest.sha256(Array(healthyKey.utf8)))
-        return """
-            \(server.map { "server: \($0)\n" } ?? "")providers:
-              acme-rides:
-                backend:
-                  type: static-key
-                  keys: { consumer: [{ serviceAccountFile: keys/acme.json, generateIfMissing: true }] }
-                clients:
-                  - { name: dispatch, type: api-key, keySha256: \(digest), allow: { consumer: any } }
-              beta-fleet:
-                backend:
-                  type: static-key
-                  keys: { consumer: [{ serviceAccountFile: keys/beta.json, generateIfMissing: true }] }
-                clients:
-                  - name: rider-app
-                    type: jwt
-                    jwksUrl: \(jwksURL)
-                    issuer: https://login.beta.test/
-                    audience: beta-rider-app
-                    allow: { consumer: { claim: trips } }
-            """
+    static func configuration(server: String? = nil) -> String {
+        ProviderYAML.config(
+            preamble: server.map { "server: \($0)\n" } ?? "",
+            ProviderYAML(
+                "acme-rides", backend: .staticKey(["consumer"], file: "keys/acme.json"),
+                clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(healthyKey))]),
+            ProviderYAML(
+                "beta-fleet", backend: .staticKey(["consumer"], file: "keys/beta.json"),
+                clients: [riderApp(audience: "beta-rider-app")]))
+    }
+
+    /// A session-JWT client whose keys come from `jwksURL`.
+    static func riderApp(audience: String) -> String {
+        "{ name: rider-app, type: jwt, jwksUrl: \(jwksURL), issuer: https://login.beta.test/, audience: \(audience), allow: { consumer: { claim: trips } } }"
     }
 
     func withGateway(
@@ -48,7 +39,7 @@ import TokenGateTesting
         _ body: (RunningGateway) async throws -> Void
     ) async throws {
         try await TemporaryDirectory.with { directory in
-            let path = try directory.write("config.yaml", try Self.configuration(server: server))
+            let path = try directory.write("config.yaml", Self.configuration(server: server))
             if let logs {
                 try await RunningGateway.with(
                     configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: clock.gatewayClock,
@@ -161,21 +152,9 @@ import TokenGateTesting
         try await TemporaryDirectory.with { directory in
             let path = try directory.write(
                 "config.yaml",
-                """
-                providers:
-                  beta-fleet:
-                    backend:
-                      type: static-key
-                      keys: { consumer: [{ serviceAccountFile: keys/beta.json, generateIfMissing: true }] }
-                    clients:
-                      - { name: rider-app, type: jwt, jwksUrl: \(Self.jwksURL), issuer: https://login.beta.test/, audience: a, allow: { consumer: { claim: trips } } }
-                  gamma-fleet:
-                    backend:
-                      type: static-key
-                      keys: { consumer: [{ serviceAccountFile: keys/gamma.json, generateIfMissing: true }] }
-                    clients:
-                      - { name: rider-app, type: jwt, jwksUrl: \(Self.jwksURL), issuer: https://login.beta.test/, audience: b, allow: { consumer: { claim: trips } } }
-                """)
+                ProviderYAML.config(
+                    ProviderYAML("beta-fleet", backend: .staticKey(["consumer"], file: "keys/beta.json"), clients: [Self.riderApp(audience: "a")]),
+                    ProviderYAML("gamma-fleet", backend: .staticKey(["consumer"], file: "keys/gamma.json"), clients: [Self.riderApp(audience: "b")])))
             try await RunningGateway.with(
                 configuration: path, registry: BackendRegistry([StaticKeySignerFactory()]), clock: ManualClock().gatewayClock,
                 jwksFetcher: fetcher

@@ -3,7 +3,6 @@ import Foundation
 import JOSE
 import NIOCore
 import NIOHTTP1
-import OpenSSLPrimitives
 import OutboundHTTP
 import Testing
 import TokenGateCore
@@ -88,12 +87,11 @@ import UpstreamTokenServer
     }
 
     /// `guardSettings`: lines of the core's `backend:` keys.
-    static func provider(_ id: String, _ upstream: ScriptedUpstream, guardSettings: [String] = []) throws -> String {
-        """
-          \(id):
+    static func provider(_ id: String, _ upstream: ScriptedUpstream, guardSettings: [String] = []) -> ProviderYAML {
+        let backend = """
             backend:
               type: upstream-http
-        \(guardSettings.map { "      \($0)\n" }.joined())\
+            \(guardSettings.map { "  \($0)\n" }.joined())\
               url: \(upstream.baseURL)/token?trip={tripId}
               tokenTypes: [consumer]
               timeouts: { connect: 300ms, total: 600ms }
@@ -101,12 +99,8 @@ import UpstreamTokenServer
               verify:
                 - jwksUrl: \(upstream.baseURL)/jwks
                   serviceAccount: \(UpstreamFixture.serviceAccount)
-            clients:
-              - name: dispatch
-                type: api-key
-                keySha256: \(HexBytes.encode(try Digest.sha256(Array(apiKey.utf8))))
-                allow: { consumer: any }
-        """
+            """
+        return ProviderYAML(id, backend: .yaml(backend), clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(apiKey))])
     }
 
     @Test func aHangingThenFailingUpstreamStaysWithItsTenant() async throws {
@@ -128,13 +122,11 @@ import UpstreamTokenServer
         }
         let path = try directory.write(
             "config.yaml",
-            """
-            providers:
-            \(try Self.provider("acme-rides", sick, guardSettings: [
-                "maxConcurrentCalls: 4", "queueTimeout: 200ms", "circuitBreaker: { consecutiveFailures: 5, openFor: 60s }",
-            ]))
-            \(try Self.provider("beta-cabs", healthy))
-            """)
+            ProviderYAML.config(
+                Self.provider(
+                    "acme-rides", sick,
+                    guardSettings: ["maxConcurrentCalls: 4", "queueTimeout: 200ms", "circuitBreaker: { consecutiveFailures: 5, openFor: 60s }"]),
+                Self.provider("beta-cabs", healthy)))
         let registry = BackendRegistry([UpstreamTokenServerFactory(httpClient: backendClient)])
         do {
             // Real time, except that the test moves monotonic time on to end the circuit's open minute: the phases

@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import JOSE
 import Logging
-import OpenSSLPrimitives
 import Testing
 import TokenGateCore
 import TokenGateTesting
@@ -23,19 +22,12 @@ import UpstreamTokenServer
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let section = fixture.config(url: url, extra: extra).split(separator: "\n").map { "    \($0)" }.joined(separator: "\n")
         let path = try directory.write(
             "config.yaml",
-            """
-            providers:
-              acme-rides:
-            \(section)
-                clients:
-                  - name: dispatch
-                    type: api-key
-                    keySha256: \(HexBytes.encode(try Digest.sha256(Array(apiKey.utf8))))
-                    allow: { consumer: any }
-            """
+            ProviderYAML.config(
+                ProviderYAML(
+                    "acme-rides", backend: .yaml(fixture.config(url: url, extra: extra)),
+                    clients: [ProviderYAML.apiKey("dispatch", TestAPIKey(apiKey))]))
         )
         let registry = BackendRegistry([UpstreamTokenServerFactory(httpClient: fixture.client)])
         try await RunningGateway.with(configuration: path, registry: registry, clock: clock.gatewayClock, logger: logger, body)

@@ -104,7 +104,13 @@ extension RESPClient {
                 logger.debug("Sentinel subscription failed", metadata: ["sentinel": "\(address)", "error": "\(error)"])
             }
             guard !Task.isCancelled, !isShutdown else { return }
-            do { try await Task.sleep(for: configuration.reconnectBackoff.delay(afterFailures: max(failures, 1))) } catch { return }
+            // The data connections' backoff, but never past a few seconds: a client whose subscription failed once
+            // (a timeout on a loaded machine) must not stay deaf to failovers for a long backoff's minutes.
+            let delay = min(configuration.reconnectBackoff.delay(afterFailures: max(failures, 1)), Self.sentinelWatchMaximumDelay)
+            do { try await Task.sleep(for: delay) } catch { return }
         }
     }
+
+    /// The longest wait before the `+switch-master` subscription is tried again.
+    static let sentinelWatchMaximumDelay: Duration = .seconds(5)
 }

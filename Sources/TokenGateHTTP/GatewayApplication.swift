@@ -32,8 +32,7 @@ package enum GatewayApplication {
         let routes = TokenRoutes(service: service, limits: limits, clock: clock)
         routes.register(on: router)
         let serverName = "TokenGate"
-        let eventLoopTokens =
-            server.fastPath && service.tracer == nil ? EventLoopTokenResponder(endpoint: routes.endpoint, serverName: serverName) : nil
+        let eventLoopTokens = server.fastPath && service.tracer == nil ? (routes.endpoint, serverName) : nil
         var connection = GatewayChannel.Configuration(
             idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil,
             addressing: addressing)

@@ -53,9 +53,6 @@ extension TokenGateError: HTTPResponseError {
             ($0, ByteBuffer(bytes: body(code: .invalidRequest, message: $0.description)))
         })
 
-    /// The error body of `code`, with its own message.
-    static func body(for code: Code) -> [UInt8] { body(code: code, message: code.publicMessage) }
-
     /// The error body of `code` with `message`.
     static func body(code: Code, message: String) -> [UInt8] {
         var error = JSONObject()

@@ -133,12 +133,11 @@ package struct TokenRoutes: Sendable {
         render: (TokenGrant) -> ByteBuffer
     ) async -> Response {
         let answer = await endpoint.answer(
-            target: request.uri.string, providerID: context.parameters.get("providerId") ?? "", fields: context.fields,
-            requestID: context.requestID, peer: context.peer
+            target: request.uri.string, providerID: context.parameters.get("providerId") ?? "",
+            tokenTypeName: context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType")),
+            fields: context.fields, requestID: context.requestID, peer: context.peer
         ) { () throws(TokenGateError) in
             try resolve(request)
-        } deniedType: {
-            context.parameters.get("tokenType") ?? Self.tokenTypeName(ofSampleType: context.parameters.get("sampleType"))
         } body: {
             render($0)
         }

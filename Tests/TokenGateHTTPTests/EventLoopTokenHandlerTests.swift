@@ -20,7 +20,7 @@ import TokenGateTesting
     struct Harness {
         let fixture: GatewayFixture
         let service: TokenService
-        let responder: EventLoopTokenResponder
+        let endpoint: TokenEndpoint
         let channel: NIOAsyncTestingChannel
 
         init(rateLimits: String = "{}") async throws {
@@ -30,11 +30,10 @@ import TokenGateTesting
                 registry: fixture.registry, environment: [:], clock: fixture.clock.gatewayClock, logger: logger,
                 jwksFetcher: HTTPJWKSFetcher(client: HTTPClient.shared))
             service = TokenService(generation: try await assembler.build(path: fixture.configPath), clock: fixture.clock.gatewayClock, logger: logger)
-            let responder = EventLoopTokenResponder(
-                endpoint: TokenRoutes(service: service, clock: fixture.clock.gatewayClock).endpoint, serverName: "TokenGate")
-            self.responder = responder
+            let endpoint = TokenRoutes(service: service, clock: fixture.clock.gatewayClock).endpoint
+            self.endpoint = endpoint
             channel = try await NIOAsyncTestingChannel { channel in
-                try channel.pipeline.syncOperations.addHandler(EventLoopTokenHandler(responder: responder))
+                try channel.pipeline.syncOperations.addHandler(EventLoopTokenHandler(endpoint: endpoint, serverName: "TokenGate"))
             }
         }
 
@@ -124,7 +123,7 @@ import TokenGateTesting
     @Test func answersLeaveTogetherAtTheEndOfTheLoopsTurn() async throws {
         let harness = try await Harness()
         _ = try await harness.warm("trip-1")
-        let (beforeTheTurnEnds, afterIt) = try Self.oneTurn(of: harness.request("trip-1"), on: 2, responder: harness.responder)
+        let (beforeTheTurnEnds, afterIt) = try Self.oneTurn(of: harness.request("trip-1"), on: 2, endpoint: harness.endpoint)
         #expect(beforeTheTurnEnds == [nil, nil])
         #expect(afterIt == [.ok, .ok])
         #expect(harness.fixture.probe.calls == 1)
@@ -133,10 +132,12 @@ import TokenGateTesting
     /// Reads `request` on `connections` connections of one event loop within one turn; returns the status each
     /// had flushed before the turn's end, and after it. Synchronous: an embedded loop stays on its thread.
     static func oneTurn(
-        of request: HTTPRequest, on connections: Int, responder: EventLoopTokenResponder
+        of request: HTTPRequest, on connections: Int, endpoint: TokenEndpoint
     ) throws -> (before: [HTTPResponse.Status?], after: [HTTPResponse.Status?]) {
         let loop = EmbeddedEventLoop()
-        let channels = (0..<connections).map { _ in EmbeddedChannel(handler: EventLoopTokenHandler(responder: responder), loop: loop) }
+        let channels = (0..<connections).map { _ in
+            EmbeddedChannel(handler: EventLoopTokenHandler(endpoint: endpoint, serverName: "TokenGate"), loop: loop)
+        }
         for channel in channels {
             try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(request)))
             try channel.writeInbound(HTTPServerRequestPart.end(nil))

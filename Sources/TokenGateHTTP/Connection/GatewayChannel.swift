@@ -63,8 +63,9 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let configuration: Configuration
-    /// The token endpoint's door on the event loop (hits, refusals, mints), or nil to leave every request to the router.
-    let eventLoopTokens: EventLoopTokenResponder?
+    /// The token endpoint and the `Server` name for its door on the event loop (hits, refusals, mints), or nil to
+    /// leave every request to the router.
+    let eventLoopTokens: (endpoint: TokenEndpoint, serverName: String)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -87,8 +88,9 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
             )
             try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, maxBodyBytes: configuration.maxBodyBytes, logger: logger))
             try pipeline.addHandler(HTTP1ConnectionStateHandler(idleTimeout: TimeAmount(configuration.idleTimeout)))
-            if let eventLoopTokens {
-                try pipeline.addHandler(EventLoopTokenHandler(responder: eventLoopTokens, addressing: configuration.addressing, origin: origin))
+            if let (endpoint, serverName) = eventLoopTokens {
+                try pipeline.addHandler(
+                    EventLoopTokenHandler(endpoint: endpoint, serverName: serverName, addressing: configuration.addressing, origin: origin))
             }
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
             let requests = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(

@@ -29,7 +29,7 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         /// A malformed request was refused with this code and request ID; its answer is not written yet.
         case refused(TokenGateError.Code, requestID: String)
         /// The answer's head is written; its body goes out with the end.
-        case answering(TokenGateError.Code)
+        case answering(TokenAnswer)
         case answered
     }
 
@@ -106,13 +106,16 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case (.refused(let code, let requestID), .head(let head))
         where head.status == .badRequest && !head.headers.contains(name: "content-type"):
             // Hummingbird's answer to the parser error (every answer of TokenGate's own has a Content-Type).
-            state = .answering(code)
-            context.write(wrapOutboundOut(.head(Self.head(for: code, requestID: requestID, version: head.version))), promise: promise)
+            let answer = TokenAnswer(TokenGateError(code, ""))
+            state = .answering(answer)
+            var answerHead = answer.head(requestID: requestID, closing: true)
+            answerHead.version = head.version
+            context.write(wrapOutboundOut(.head(answerHead)), promise: promise)
         case (.answering, .body):
             promise?.succeed(())
-        case (.answering(let code), .end):
+        case (.answering(let answer), .end):
             state = .answered
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: TokenGateError.body(for: code))))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
             // Hummingbird then closes the output side; input is dropped. Closing outright here would reset a client
             // still sending the rest of an oversized header, and a reset can destroy the answer in its receive buffer
             // before it reads it: the connection goes a moment later.
@@ -147,18 +150,6 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 "code": "\(code)", "reason": "\(reason)", "request_id": "\(requestID)",
                 "peer": "\(context.channel.remoteAddress?.ipAddress ?? "unknown")",
             ])
-    }
-
-    private static func head(for code: TokenGateError.Code, requestID: String, version: HTTPVersion) -> HTTPResponseHead {
-        let error = TokenGateError(code, "")
-        let headers: HTTPHeaders = [
-            "Content-Type": "application/json",
-            "Content-Length": String(TokenGateError.body(for: code).count),
-            "Cache-Control": "no-store",
-            "Connection": "close",
-            "X-Request-ID": requestID,
-        ]
-        return HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: Int(error.status.code)), headers: headers)
     }
 
     /// RFC 9112 §3.2: exactly one `Host` field with a valid value; none is fine before HTTP/1.1.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import TokenGateCore
 
 /// The answer to a token request (a token or a refusal) through either door: its status, its header fields in the
@@ -44,6 +45,20 @@ struct TokenAnswer: Sendable {
         var headers = HTTPFields(reservingCapacity: 10)
         writeFields(into: &headers, adding: extra)
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// The answer's HTTP/1 head, for the handlers that write HTTP/1 themselves: the status with its reason phrase (as
+    /// the HTTPTypes → HTTP/1 conversion writes them), the answer's fields, `X-Request-ID`, then what the door adds:
+    /// the event loop's `Date` and `Server` (as Hummingbird's application adds them), a refusal's `Connection: close`.
+    func head(requestID: String, date: String? = nil, server: String? = nil, closing: Bool = false) -> HTTPResponseHead {
+        var headers = HTTPHeaders(reservingCapacity: 10)
+        writeFields(into: &headers)
+        headers.append(.xRequestID, requestID)
+        if let date { headers.append(.date, date) }
+        if let server { headers.append(.server, server) }
+        if closing { headers.append(.connection, "close") }
+        return HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase), headers: headers)
     }
 
     private func writeFields<Headers: AnswerHeaders>(into headers: inout Headers, adding extra: HTTPFields?) {

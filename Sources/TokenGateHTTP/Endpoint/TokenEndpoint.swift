@@ -4,7 +4,7 @@ import TokenGateCore
 /// The token endpoint, `GET /v1/providers/{providerId}/tokens/{tokenType}?{context}` and Google's sample routes:
 /// one answer to a token request, whichever door it came by.
 ///
-/// The router's door (``TokenRoutes``) asks ``answer(target:providerID:fields:requestID:peer:resolve:deniedType:body:)``
+/// The router's door (``TokenRoutes``) asks ``answer(target:providerID:tokenTypeName:fields:requestID:peer:resolve:body:)``
 /// and waits. The event loop's (``EventLoopTokenHandler``) asks ``answer(_:fields:peer:body:)``, which answers at
 /// once what the service decides synchronously (a cached token, a refusal), passes on what the router must shape (a
 /// browser's request, a `Connection: close`), and admits the rest for ``finish(_:)``, the rest of the router's path.
@@ -31,11 +31,10 @@ struct TokenEndpoint: Sendable {
         let query: TokenQuery
         do throws(TokenGateError) {
             query = try self.query(
-                target: target.target, authorization: fields.authorization, providerID: target.providerID, peer: peer, requestID: requestID
+                target: target.target, authorization: fields.authorization, providerID: target.providerID, tokenTypeName: target.tokenType,
+                peer: peer, requestID: requestID
             ) { () throws(TokenGateError) in
                 (target.tokenType, try QueryParameters.parse(target.query, limits: limits))
-            } deniedType: {
-                target.tokenType
             }
         } catch {
             return .answer(TokenAnswer(error), requestID: requestID)
@@ -65,27 +64,25 @@ struct TokenEndpoint: Sendable {
     /// ``TokenService/token(afterSharedLimits:completion:)``): `completion` gets the answer once. False when only
     /// ``finish(_:)`` can answer.
     func finish(_ admission: TokenAdmission, completion: @escaping @Sendable (TokenAnswer) -> Void) -> Bool {
-        let clock = clock
-        return service.token(afterSharedLimits: admission) { result in
+        service.token(afterSharedLimits: admission) { [self] result in
             switch result {
-            case .success(let grant): completion(TokenAnswer(grant, body: TokenResponse.body(for: grant, now: clock.wallSeconds())))
+            case .success(let grant): completion(TokenAnswer(grant, body: tokenBody(grant)))
             case .failure(let error): completion(TokenAnswer(error))
             }
         }
     }
 
-    /// The router's door: the answer to `target` (path and query), routed to `providerID`'s token or sample route.
-    /// `resolve` names the token type and parameters, `deniedType` the type a refusal is counted under, `body`
+    /// The router's door: the answer to `target` (path and query), routed to `providerID`'s token or sample route
+    /// for `tokenTypeName` (a refusal is counted under it). `resolve` names the token type and parameters, `body`
     /// renders a token.
     func answer(
-        target: String, providerID: String, fields: RequestFields, requestID: String, peer: PeerAddress?,
-        resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String]), deniedType: () -> String,
-        body: (TokenGrant) -> ByteBuffer
+        target: String, providerID: String, tokenTypeName: String, fields: RequestFields, requestID: String, peer: PeerAddress?,
+        resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String]), body: (TokenGrant) -> ByteBuffer
     ) async -> TokenAnswer {
         do throws(TokenGateError) {
             let query = try self.query(
-                target: target, authorization: fields.authorization, providerID: providerID, peer: peer, requestID: requestID,
-                resolve: resolve, deniedType: deniedType)
+                target: target, authorization: fields.authorization, providerID: providerID, tokenTypeName: tokenTypeName, peer: peer,
+                requestID: requestID, resolve: resolve)
             let grant = try await service.token(for: query)
             return TokenAnswer(grant, body: body(grant))
         } catch {
@@ -101,9 +98,8 @@ struct TokenEndpoint: Sendable {
     /// The service's query for `target`. First refuses what the HTTP face checks itself (an oversized URL or
     /// `Authorization`, then what `resolve` refuses), counted and logged with the service's denials.
     private func query(
-        target: String, authorization: String?, providerID: String, peer: PeerAddress?, requestID: String,
-        resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String]),
-        deniedType: () -> String
+        target: String, authorization: String?, providerID: String, tokenTypeName: String, peer: PeerAddress?, requestID: String,
+        resolve: () throws(TokenGateError) -> (tokenType: String, parameters: [String: String])
     ) throws(TokenGateError) -> TokenQuery {
         do throws(TokenGateError) {
             guard target.utf8.count <= limits.maxTargetBytes else {
@@ -117,7 +113,7 @@ struct TokenEndpoint: Sendable {
                 providerID: providerID, tokenType: tokenType, parameters: parameters, authorization: authorization, peer: peer,
                 requestID: requestID)
         } catch {
-            service.recordDenial(error, providerID: providerID, tokenType: deniedType(), peer: peer, requestID: requestID)
+            service.recordDenial(error, providerID: providerID, tokenType: tokenTypeName, peer: peer, requestID: requestID)
             throw error
         }
     }

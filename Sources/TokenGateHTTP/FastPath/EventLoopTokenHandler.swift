@@ -21,7 +21,9 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let responder: EventLoopTokenResponder
+    private let endpoint: TokenEndpoint
+    /// The `Server` header's value, as the application sends it.
+    private let serverName: String
     private var date = HTTPDate()
     /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
     private var body = ByteBuffer()
@@ -45,8 +47,12 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let addressing: ClientAddressing
     private let origin: ConnectionOrigin?
 
-    init(responder: EventLoopTokenResponder, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil), origin: ConnectionOrigin? = nil) {
-        self.responder = responder
+    init(
+        endpoint: TokenEndpoint, serverName: String, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil),
+        origin: ConnectionOrigin? = nil
+    ) {
+        self.endpoint = endpoint
+        self.serverName = serverName
         self.addressing = addressing
         self.origin = origin
     }
@@ -63,7 +69,9 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch part {
         case .head(let request):
-            if unanswered == 0, let route = responder.route(of: request) {
+            // A GET of the token route's plain path may be the endpoint's; every other request is passed on at once
+            // (its body streams to the router).
+            if unanswered == 0, request.method == .GET, let route = TokenRouteTarget(request.uri) {
                 held = (request, route)
                 return
             }
@@ -78,9 +86,9 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
                 if trailers == nil, context.channel.isWritable {
                     let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
                     let client = addressing.client(peer: peer, headers: request.headers)
-                    switch responder.endpoint.answer(route, fields: RequestFields(request.headers), peer: client, body: &self.body) {
+                    switch endpoint.answer(route, fields: RequestFields(request.headers), peer: client, body: &self.body) {
                     case .answer(let answer, let requestID):
-                        write(responder.head(of: answer, requestID: requestID, date: date.now()), answer.body, context: context)
+                        write(answer, requestID: requestID, context: context)
                         return
                     case .later(let admission):
                         fetch(admission, context: context)
@@ -95,9 +103,10 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    private func write(_ response: HTTPResponseHead, _ body: ByteBuffer, context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(response)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+    private func write(_ answer: TokenAnswer, requestID: String, context: ChannelHandlerContext) {
+        let head = answer.head(requestID: requestID, date: date.now(), server: serverName)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
         flushAtEndOfTurn(context: context)
     }
@@ -124,7 +133,7 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// runs there too).
     private func fetch(_ admission: TokenAdmission, context: ChannelHandlerContext) {
         fetching = true
-        let (endpoint, requestID) = (responder.endpoint, admission.requestID ?? "")
+        let (endpoint, requestID) = (endpoint, admission.requestID ?? "")
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         // Called once, on this loop (a store's reply, the task) or from elsewhere (then hopping here).
@@ -148,7 +157,7 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
         fetching = false
         // A connection closed meanwhile: the token is cached all the same, and nobody is left to answer.
         guard isActive else { return }
-        write(responder.head(of: fetched, requestID: requestID, date: date.now()), fetched.body, context: context)
+        write(fetched, requestID: requestID, context: context)
         readWaiting(context: context)
     }
 

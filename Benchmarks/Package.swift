@@ -62,6 +62,18 @@ let package = Package(
             path: "Sources/bare-nio",
             swiftSettings: upcomingFeatures
         ),
+        // load/run.sh's third yardstick (issue 49): the plainest NIO HTTP/1 server, one handler, a flush per answer.
+        .executableTarget(
+            name: "plain-nio",
+            dependencies: [
+                "BareServerSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Sources/plain-nio",
+            swiftSettings: upcomingFeatures
+        ),
         // package-benchmark suite: RS256Sign, ES256Verify, …; thresholds in Thresholds/.
         .executableTarget(
             name: "JOSEBenchmarks",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Instructions per request: the gateway's paths counted by valgrind's callgrind, next to bare SwiftNIO's and the bare
-# Hummingbird route's answer of the same body. Instruction counts do not drift with the machine as CPU time does
+# Instructions per request: the gateway's paths counted by valgrind's callgrind, next to two bare SwiftNIO servers'
+# (bare-nio; plain-nio, the plainest) and the bare Hummingbird route's answer of the same body, and a traced
+# gateway's hit for a caller whose traceparent is not sampled (issue 49: it must cost what an untraced hit does). Instruction counts do not drift with the machine as CPU time does
 # (the rounds of one run.sh spread by 20-50 %), so a change to a path shows here as a number that moves by itself.
 #
 # Each server runs under callgrind on 127.0.0.1 with run.sh's configuration; a Python client sends REQUESTS requests
@@ -72,21 +73,33 @@ BODY_BYTES="$(curl -sS --max-time 60 -o /dev/null -w '%{size_download}' -H "Auth
     "$GATEWAY$TOKEN_PATH?tripId=trip-1")"
 under_callgrind bare-nio "$BARE_NIO" --port 0 --size "$BODY_BYTES"
 NIO_PID=$PID NIO="http://$HOST:$PORT"
+under_callgrind plain-nio "$PLAIN_NIO" --port 0 --size "$BODY_BYTES"
+PLAIN_PID=$PID PLAIN="http://$HOST:$PORT"
+# Traced at 1 in 100, exporting to a port nobody listens on: the counted requests are all unsampled, none exports.
+cat "$WORK/config.yaml" - >"$WORK/traced.yaml" <<EOF
+tracing:
+  otlp: { endpoint: http://$HOST:9/v1/traces }
+  sampleRatio: 0.01
+EOF
+under_callgrind traced "$TOKENGATE" serve --config "$WORK/traced.yaml" --port 0 --admin-port 0 --log-level info
+TRACED_PID=$PID TRACED="http://$HOST:$PORT"
 under_callgrind bare-route "$BARE_ROUTE" --port 0 --event-loops 1 --size "$BODY_BYTES"
 BARE_PID=$PID BARE="http://$HOST:$PORT"
 
 prime_denials "$GATEWAY"
 
 # send URL BEARER STATUS COUNT [TRIP_PREFIX]: COUNT GETs of URL (?tripId=trip-1, or PREFIX1, PREFIX2, ...) on one
-# keep-alive connection, one after another; each answer must have STATUS (dies otherwise).
+# keep-alive connection, one after another, with $TRACEPARENT when set; each answer must have STATUS (dies otherwise).
 send() {
     python3 - "$@" <<'EOF'
-import http.client, sys, urllib.parse
+import http.client, os, sys, urllib.parse
 url, bearer, status, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 prefix = sys.argv[5] if len(sys.argv) > 5 else None
 parts = urllib.parse.urlsplit(url)
 connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
 headers = {"Authorization": "Bearer " + bearer} if bearer else {}
+if os.environ.get("TRACEPARENT"):
+    headers["traceparent"] = os.environ["TRACEPARENT"]
 for i in range(1, count + 1):
     trip = f"{prefix}{i}" if prefix else "trip-1"
     connection.request("GET", f"{parts.path}?tripId={trip}", headers=headers)
@@ -127,12 +140,14 @@ inclusive() {
 
 log "counting: $REQUESTS requests per path under callgrind, $MINTS mints (a few minutes)"
 count nio "$NIO_PID" "$NIO$TOKEN_PATH" "" 200 "$REQUESTS"
+count plain "$PLAIN_PID" "$PLAIN$TOKEN_PATH" "" 200 "$REQUESTS"
 count bare "$BARE_PID" "$BARE$TOKEN_PATH" "" 200 "$REQUESTS"
 count hit "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$API_KEY" 200 "$REQUESTS"
 count jwt "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$SESSION_JWT" 200 "$REQUESTS"
 count denied401 "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$BAD_KEY" 401 "$REQUESTS"
 count denied429 "$GATEWAY_PID" "$GATEWAY$LIMITED_PATH" "$API_KEY" 429 "$REQUESTS"
 count flood429 "$GATEWAY_PID" "$GATEWAY$FLOOD_PATH" "$BAD_KEY" 429 "$REQUESTS"
+TRACEPARENT=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00 count unsampled "$TRACED_PID" "$TRACED$TOKEN_PATH" "$API_KEY" 200 "$REQUESTS"
 count mint "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$API_KEY" 200 "$MINTS" m-
 
 NIO="$(instructions nio "$REQUESTS")" BARE="$(instructions bare "$REQUESTS")" HIT="$(instructions hit "$REQUESTS")"
@@ -152,12 +167,14 @@ tenth of that), one keep-alive connection, one request at a time; $MINTS mints.
 | path | instructions/request | vs bare NIO | vs cached hit |
 |---|---:|---:|---:|
 $(row nio "bare SwiftNIO server")
+$(row plain "plain SwiftNIO server (one handler, a flush per answer)")
 $(row bare "bare Hummingbird route")
 $(row hit "gateway, api-key caller, cached")
 $(row jwt "gateway, jwt caller, cached")
 $(row denied401 "gateway, 401 (unknown api key)")
 $(row denied429 "gateway, 429 (caller limit)")
 $(row flood429 "gateway, 429 (failed-auth limit)")
+$(row unsampled "traced gateway (1 in 100), cached, a caller's traceparent not sampled")
 
 | cold mint (a new trip per request) | instructions |
 |---|---:|

@@ -15,8 +15,8 @@ release_binary() {
     echo "$bin"
 }
 
-# release_binaries: TOKENGATE (the one given, made absolute, or main's release build), BARE_ROUTE and BARE_NIO; ends
-# in $ROOT.
+# release_binaries: TOKENGATE (the one given, made absolute, or main's release build), BARE_ROUTE, BARE_NIO and
+# PLAIN_NIO; ends in $ROOT.
 release_binaries() {
     if [[ -n ${TOKENGATE:-} ]]; then
         [[ -x $TOKENGATE && -f $TOKENGATE ]] || die "TOKENGATE=$TOKENGATE is not an executable file"
@@ -26,6 +26,7 @@ release_binaries() {
     [[ -n ${TOKENGATE:-} ]] || TOKENGATE="$(release_binary . tokengate)"
     BARE_ROUTE="$(release_binary Benchmarks bare-route)"
     BARE_NIO="$(release_binary Benchmarks bare-nio)"
+    PLAIN_NIO="$(release_binary Benchmarks plain-nio)"
 }
 
 log() { printf '%s\n' "$*" >&2; }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Load benchmark: the gateway's cached-token path against what serving the same body costs without the gateway,
-# all loaded with wrk on 127.0.0.1 in the same run: nginx serving it as a static file (the limit), a bare SwiftNIO
-# server and a bare Hummingbird route; the same cached path with server.fastPath off (through the router); the
+# all loaded with wrk on 127.0.0.1 in the same run: nginx serving it as a static file (the limit), two bare SwiftNIO
+# servers (bare-nio, with the bare route's headers and a flush per read; plain-nio, the plainest one) and a bare
+# Hummingbird route; the same cached path with server.fastPath off (through the router); the
 # denial paths (401, 429) next to them; the cost of a cold mint (next to one RSA-2048 signature from `openssl
 # speed`); the resident memory of 100,000 cached trip contexts and the cached path with them all in the cache; then
 # Benchmarks/connections.sh (10,000 connections) on the same binary.
 #
-# The same cached path traced (a `tracing:` section exporting to nginx over OTLP/HTTP) is measured beside them. The
-# report ends with issue 30's targets, each ratio given round by round.
+# The same cached path traced (a `tracing:` section exporting to nginx over OTLP/HTTP) is measured beside them:
+# every request sampled, 1 in 100, and a caller's unsampled traceparent. The report ends with issue 30's and issue
+# 49's targets, each ratio given round by round.
 #
 # Usage: Benchmarks/load/run.sh
 # Environment (all optional):
@@ -120,6 +122,8 @@ start bare-route "$WORK/bare.out" "${SERVER_PIN[@]}" "$BARE_ROUTE" --port 0 --si
 BARE_PID=$PID BARE="http://$HOST:$PORT"
 start bare-nio "$WORK/nio.out" "${SERVER_PIN[@]}" "$BARE_NIO" --port 0 --size "$BODY_BYTES"
 NIO_PID=$PID NIO="http://$HOST:$PORT"
+start plain-nio "$WORK/plain.out" "${SERVER_PIN[@]}" "$PLAIN_NIO" --port 0 --size "$BODY_BYTES"
+PLAIN_PID=$PID PLAIN="http://$HOST:$PORT"
 
 # nginx: the limit, the gateway's very body as a static file. One process (master_process off), so its CPU time is
 # in one /proc/PID/stat; keep-alive connections live as long as wrk's; the headers trimmed to about the bare route's
@@ -191,8 +195,9 @@ EOF
 start_nginx
 NGINX_PID=$PID NGINX="http://$HOST:$PORT"
 # Traced gateways: the api-key gateway's configuration with a `tracing:` section, every request recorded and
-# exported (or 1 in 100) over OTLP/HTTP to nginx above. A traced gateway answers through the router (the fast
-# path has no span to hang its steps on), so its yardstick is the router row. Their CPU is the gateway's alone.
+# exported (or 1 in 100) over OTLP/HTTP to nginx above. A sampled request goes through the router (its spans), an
+# unsampled one takes the fast path like an untraced one, so the yardstick is the api-key row. Their CPU is the
+# gateway's alone. The unsampled run sends the 1-in-100 gateway a caller's traceparent with the sampled flag off.
 traced_gateway() {
     cat "$WORK/config.yaml" - >"$WORK/$1.yaml" <<EOF
 tracing:
@@ -231,6 +236,7 @@ RESPONSE_GATEWAY="$(response_bytes gateway "$GATEWAY$TOKEN_PATH?tripId=trip-1" -
 RESPONSE_ROUTER="$(response_bytes router "$ROUTER$TOKEN_PATH?tripId=trip-1" -H "$API_AUTH")"
 RESPONSE_BARE="$(response_bytes bare-route "$BARE$TOKEN_PATH?tripId=trip-1")"
 RESPONSE_NIO="$(response_bytes bare-nio "$NIO$TOKEN_PATH?tripId=trip-1")"
+RESPONSE_PLAIN="$(response_bytes plain-nio "$PLAIN$TOKEN_PATH?tripId=trip-1")"
 RESPONSE_NGINX="$(response_bytes nginx "$NGINX$TOKEN_PATH?tripId=trip-1")"
 
 # run_wrk NAME SERVER_PID ARGS...: runs wrk (bounded by its own -d plus a timeout), keeps its output in
@@ -276,7 +282,8 @@ BAD_AUTH="Authorization: Bearer $BAD_KEY"
 
 # Rounds interleave the paths, so a burst of other work on a shared machine hits all of them alike; the report
 # takes each figure's median over the rounds.
-log "cached path and denials: $ROUNDS rounds of nginx, bare route, bare NIO, api-key, jwt, 401, 429, flood 429, api-key via the router, traced, 1 in 100 traced ($DURATION each, $CONNECTIONS connections)"
+UNSAMPLED_TRACE="traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+log "cached path and denials: $ROUNDS rounds of nginx, bare route, bare NIO, plain NIO, api-key, jwt, 401, 429, flood 429, api-key via the router, traced, 1 in 100 traced, unsampled ($DURATION each, $CONNECTIONS connections)"
 LOAD_AVG_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= ROUNDS; round++)); do
     # Each ratio the report gives round by round compares runs of one round, close in time: bare NIO runs right
@@ -284,6 +291,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     run_wrk "nginx.$round" "$NGINX_PID" -d"$DURATION" "$NGINX$TOKEN_PATH?tripId=trip-1"
     run_wrk "bare.$round" "$BARE_PID" -d"$DURATION" "$BARE$TOKEN_PATH?tripId=trip-1"
     run_wrk "nio.$round" "$NIO_PID" -d"$DURATION" "$NIO$TOKEN_PATH?tripId=trip-1"
+    run_wrk "plain.$round" "$PLAIN_PID" -d"$DURATION" "$PLAIN$TOKEN_PATH?tripId=trip-1"
     run_wrk "apikey.$round" "$GATEWAY_PID" -d"$DURATION" -H "$API_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     run_wrk "jwt.$round" "$GATEWAY_PID" -d"$DURATION" -H "$JWT_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
     EXPECT_STATUS=401 run_wrk "denied401.$round" "$GATEWAY_PID" -d"$DURATION" -H "$BAD_AUTH" "$GATEWAY$TOKEN_PATH?tripId=trip-1"
@@ -292,6 +300,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     run_wrk "router.$round" "$ROUTER_PID" -d"$DURATION" -H "$API_AUTH" "$ROUTER$TOKEN_PATH?tripId=trip-1"
     run_wrk "traced.$round" "$TRACED_PID" -d"$DURATION" -H "$API_AUTH" "$TRACED$TOKEN_PATH?tripId=trip-1"
     run_wrk "sampled.$round" "$SAMPLED_PID" -d"$DURATION" -H "$API_AUTH" "$SAMPLED$TOKEN_PATH?tripId=trip-1"
+    run_wrk "unsampled.$round" "$SAMPLED_PID" -d"$DURATION" -H "$API_AUTH" -H "$UNSAMPLED_TRACE" "$SAMPLED$TOKEN_PATH?tripId=trip-1"
 done
 EXPECT_STATUS=
 LOAD_AVG_CACHED="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -455,11 +464,15 @@ targets_report() {
 | bytes per cached context | $(calc "($RSS_AFTER_KB - $RSS_BEFORE_KB) * 1024 / $CONTEXTS" .0f) | at most 600 |"
     fi
     cat <<EOF
-Targets (issue 30), CPU per request, each the median of the rounds' own ratios (rounds in brackets):
+Targets (issues 30 and 49), CPU per request, each the median of the rounds' own ratios (rounds in brackets):
 
 | ratio | figure | target |
 |---|---:|---|
 | cached hit against bare NIO | $(paired apikey nio) | at most 1.4 (stretch 1.15) |
+| cached hit against plain NIO (the plainest server) | $(paired apikey plain) | at most 1.4 (stretch 1.15) |
+| traced, 1 in 100, against the untraced hit | $(paired sampled apikey) | at most 1.10 |
+| traced, a caller's unsampled traceparent, against the untraced hit | $(paired unsampled apikey) | at most 1.05 |
+| traced, every request, against the untraced hit | $(paired traced apikey) | at most 2.5 |
 | jwt caller's hit against the api-key hit | $(paired jwt apikey) | at most 1.0 |
 | 401 against the api-key hit | $(paired denied401 apikey) | at most 1.0 |
 | 429 (caller limit) against the api-key hit | $(paired denied429 apikey) | at most 1.0 |
@@ -505,23 +518,25 @@ its own: 1.00 as cheap, 0.50 twice the cost; "cached hit" is the api-key row):
 |---|---:|---:|---:|---:|---:|---:|---:|
 $(row nginx "nginx, static file (one process)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row nio "bare SwiftNIO server (one event loop)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row plain "plain SwiftNIO server (one handler, a flush per answer)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row bare "bare Hummingbird route" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row apikey "gateway, api-key caller, cached" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row router "the same through the router (server.fastPath: false)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row traced "the same traced, every request exported (tracing:)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row sampled "the same traced, 1 in 100 exported (sampleRatio: 0.01)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
+$(row unsampled "the same at 1 in 100, a caller's traceparent not sampled" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row jwt "gateway, jwt caller, cached" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row denied401 "gateway, 401 (unknown api key, no failed-auth limit)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row denied429 "gateway, 429 (caller limit)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 $(row flood429 "gateway, 429 (failed-auth limit: a flood of bad keys)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 
-Response bytes, headers and body: nginx $RESPONSE_NGINX, bare NIO $RESPONSE_NIO, bare route $RESPONSE_BARE, gateway $RESPONSE_GATEWAY (router $RESPONSE_ROUTER).
-Requests/s per round: nginx $(rounds nginx); NIO $(rounds nio); bare $(rounds bare); api-key $(rounds apikey); router $(rounds router); traced $(rounds traced); 1 in 100 traced $(rounds sampled); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
+Response bytes, headers and body: nginx $RESPONSE_NGINX, bare NIO $RESPONSE_NIO, plain NIO $RESPONSE_PLAIN, bare route $RESPONSE_BARE, gateway $RESPONSE_GATEWAY (router $RESPONSE_ROUTER).
+Requests/s per round: nginx $(rounds nginx); NIO $(rounds nio); plain NIO $(rounds plain); bare $(rounds bare); api-key $(rounds apikey); router $(rounds router); traced $(rounds traced); 1 in 100 traced $(rounds sampled); unsampled $(rounds unsampled); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
 Log lines the gateway wrote during the whole run: $(wc -l <"$WORK/tokengate.out.err") (denials are logged in aggregate).
 Stretch, cached hit against nginx (target at least 0.80): $(calc "$NGINX_CPU / $HIT_CPU" .2f), $(verdict "$NGINX_CPU / $HIT_CPU" ">= 0.8").
 Cached hit against the bare route, CPU (target at least 0.90): api-key $(calc "$BARE_CPU / $HIT_CPU" .2f), $(verdict "$BARE_CPU / $HIT_CPU" ">= 0.9") (through the router $(calc "$BARE_CPU / $(median router cpu)" .2f)); jwt $(calc "$BARE_CPU / $(median jwt cpu)" .2f), $(verdict "$BARE_CPU / $(median jwt cpu)" ">= 0.9").
 The same round by round (the bare route and the api-key caller run back to back in each round; the verdict above is on the medians): $(paired bare apikey).
-Tracing against the untraced router, CPU round by round (1.00: free): every request exported $(paired router traced); 1 in 100 $(paired router sampled).
+Tracing against the untraced router, CPU round by round (1.00: free): every request exported $(paired router traced); 1 in 100 $(paired router sampled); unsampled $(paired router unsampled).
 
 $(full_cache_report)
 

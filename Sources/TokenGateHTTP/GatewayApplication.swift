@@ -25,14 +25,17 @@ package enum GatewayApplication {
     ) throws -> some ApplicationProtocol {
         let router = Router(context: TokenGateRequestContext.self)
         // With tracing, a server span around everything, so it sees every answer's final status.
-        if let tracer = service.tracer { router.add(middleware: RequestTracingMiddleware(tracer: tracer)) }
+        if let tracer = service.tracer {
+            router.add(middleware: RequestTracingMiddleware(tracer: tracer, sampler: service.traceSampler, decidedAtTheDoor: server.fastPath))
+        }
         // First (after the span), so it wraps every route and the router's not-found answer.
         let addressing = ClientAddressing(trustedProxies: server.trustedProxies)
         router.add(middleware: GatewayMiddleware(routes: TokenRoutes.table, metrics: service.generation.metrics, addressing: addressing))
         let routes = TokenRoutes(service: service, limits: limits, clock: clock)
         routes.register(on: router)
         let serverName = "TokenGate"
-        let eventLoopTokens = server.fastPath && service.tracer == nil ? (routes.endpoint, serverName) : nil
+        let tracing = service.tracer.map { EventLoopTokenHandler.Tracing(sampler: service.traceSampler, tracer: $0) }
+        let eventLoopTokens = server.fastPath ? (routes.endpoint, serverName, tracing) : nil
         var connection = GatewayChannel.Configuration(
             idleTimeout: server.idleTimeout, readTimeout: server.readTimeout, decoderLimits: decoderLimits, isSecure: server.tls != nil,
             addressing: addressing)

@@ -11,13 +11,26 @@ import Tracing
 /// the body; the writer then flushes the body apart from the head (1.5 `write(2)` calls per answer instead of
 /// one `writev(2)`, measured), a cost every traced token answer would pay. Outermost, it sees the final status of
 /// every answer, errors rendered included. It records the method, route, path and status: no query, no header.
+///
+/// A request is sampled or not once (``TraceSampler``): by the event loop's handler when there is one (it says so
+/// in `TokenGate-Trace-Sampled`, having removed any copy a client sent), here otherwise. An unsampled one gets no
+/// span: its context carries the decision to every step and the caller's `traceparent` to every call out.
 struct RequestTracingMiddleware: RouterMiddleware {
     typealias Context = TokenGateRequestContext
     let tracer: any Tracer
+    let sampler: TraceSampler
+    /// The event loop's handler decided for every request already.
+    let decidedAtTheDoor: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var parent = ServiceContext.current ?? .topLevel
+        parent.traceSampled =
+            decidedAtTheDoor
+            ? request.headers[.traceDecision] == "1" : sampler.isSampled(traceparent: request.headers[.traceparent])
         tracer.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
+        guard parent.traceSampled == true else {
+            return try await ServiceContext.$current.withValue(parent) { try await next(request, context) }
+        }
         let method = request.method.rawValue
         let span = Self.startServerSpan(tracer, method, context: parent)
         defer { span.end() }
@@ -40,6 +53,13 @@ struct RequestTracingMiddleware: RouterMiddleware {
     private static func startServerSpan<T: Tracer>(_ tracer: T, _ method: String, context: ServiceContext) -> any Span {
         tracer.startSpan(method, context: context, ofKind: .server)
     }
+}
+
+extension HTTPField.Name {
+    /// W3C Trace Context's propagated parent.
+    static let traceparent = HTTPField.Name("traceparent")!
+    /// The event loop handler's sampling decision for a request it hands on: `1` or `0`.
+    static let traceDecision = HTTPField.Name("TokenGate-Trace-Sampled")!
 }
 
 /// Reads a propagated context (`traceparent`, `tracestate`) from a request's header fields.

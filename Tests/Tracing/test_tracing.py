@@ -211,7 +211,7 @@ def gateway_binary():
 class Gateway:
     """`tokengate serve` on 127.0.0.1:0 with one upstream-http provider and, given a receiver, `tracing:`."""
 
-    def __init__(self, directory, upstream, receiver=None, schedule_delay_ms=100):
+    def __init__(self, directory, upstream, receiver=None, schedule_delay_ms=100, sample_ratio=None, fast_path=True):
         self.api_key = "tg_trace_" + secrets.token_hex(16)
         tracing = ""
         if receiver:
@@ -222,10 +222,13 @@ class Gateway:
     timeout: 5s
   serviceName: %s
 """ % (receiver.url, COLLECTOR_HEADER[0], COLLECTOR_HEADER[1], SERVICE_NAME)
+            if sample_ratio is not None:
+                tracing += "  sampleRatio: %s\n" % sample_ratio
         config = """server:
   host: 127.0.0.1
   port: 0
   admin: { host: 127.0.0.1, port: 0 }
+  fastPath: %(fast_path)s
 %(tracing)sproviders:
   %(provider)s:
     backend:
@@ -241,7 +244,8 @@ class Gateway:
         keySha256: %(digest)s
         allow: { consumer: any }
 """ % {"tracing": tracing, "provider": PROVIDER, "upstream": upstream.server.url, "signer": SIGNER,
-       "digest": hashlib.sha256(self.api_key.encode()).hexdigest(), "upstream_key": UPSTREAM_KEY}
+       "digest": hashlib.sha256(self.api_key.encode()).hexdigest(), "upstream_key": UPSTREAM_KEY,
+       "fast_path": "true" if fast_path else "false"}
         self.directory = Path(tempfile.mkdtemp(prefix="gateway-", dir=directory))
         (self.directory / "config.yaml").write_text(config)
         self.log_path = self.directory / "gateway.log"
@@ -273,8 +277,8 @@ class Gateway:
     def log_text(self):
         return self.log_path.read_text(errors="replace")
 
-    def token(self, trip, traceparent=None, api_key=None):
-        headers = {"Authorization": "Bearer " + (api_key or self.api_key)}
+    def token(self, trip, traceparent=None, api_key=None, extra=None):
+        headers = dict(extra or {}, Authorization="Bearer " + (api_key or self.api_key))
         if traceparent:
             headers["traceparent"] = traceparent
         return fetch("%s/v1/providers/%s/tokens/consumer?tripId=%s" % (self.url, PROVIDER, trip), headers)
@@ -443,6 +447,37 @@ def test_the_callers_sampling_decision_is_followed(world):
     assert gateway.token("trip-4", "00-%s-%s-01" % (sampled, caller_span))[0] == 200
     eventually(lambda: len(receiver.trace(sampled)) >= 6, "the sampled request's spans")
     assert receiver.trace(unsampled) == []
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_only_sampled_requests_are_recorded(world, fast_path):
+    """The decision is made once, first: a caller's flag, else the ratio (0 here). An unsampled request, hit or miss,
+    exports nothing and still hands the caller's traceparent on; a sampled one exports its whole trace. A client
+    cannot make its request sampled with the header the event loop's handler tells the router its decision in."""
+    receiver, upstream, start = world
+    gateway = start(receiver=receiver, sample_ratio=0, fast_path=fast_path)
+    unsampled = []
+    for trip in ("trip-7", "trip-7", "trip-8"):
+        trace_id, caller_span = new_ids()
+        unsampled.append(trace_id)
+        assert gateway.token(trip, "00-%s-%s-00" % (trace_id, caller_span))[0] == 200
+    # The miss of trip-8 called the upstream with the caller's own traceparent: no span was made in between.
+    assert upstream.traceparents("trip-8") == ["00-%s-%s-00" % (unsampled[2], caller_span)]
+    for trip in ("trip-9", "trip-9"):  # roots at ratio 0: a miss and a hit, one of them claiming a decision
+        assert gateway.token(trip, extra={"TokenGate-Trace-Sampled": "1"})[0] == 200
+    assert upstream.traceparents("trip-9") == [None], "an unsampled root has no trace to hand on"
+
+    # A sampled request after them, a miss then a hit: once its spans arrive, theirs would have (one exporter, in order).
+    sampled, caller_span = new_ids()
+    assert gateway.token("trip-10", "00-%s-%s-01" % (sampled, caller_span))[0] == 200
+    hit, _ = new_ids()
+    assert gateway.token("trip-10", "00-%s-%s-01" % (hit, caller_span))[0] == 200
+    eventually(lambda: len(receiver.trace(sampled)) >= 6 and len(receiver.trace(hit)) >= 3, "the sampled requests' spans")
+    named = by_name(receiver.trace(hit))
+    assert attributes(only(named, "tokengate.cache").attributes)["tokengate.cache.outcome"] == "hit"
+    with receiver.lock:
+        traces = {span.trace_id.hex() for _, span in receiver.spans}
+    assert traces == {sampled, hit}, "only the sampled requests were exported"
 
 
 def test_spans_are_flushed_at_shutdown(world):

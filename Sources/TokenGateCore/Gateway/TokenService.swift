@@ -58,8 +58,11 @@ package final class TokenService: Sendable {
     }
 
     /// The tracer requests are traced with, or nil: with one, the HTTP face starts a server span for each
-    /// request, and answers none from the event loop's fast path (which has no span to hang the steps on).
+    /// sampled request (``traceSampler``), and answers the others from the event loop's fast path too.
     package var tracer: (any Tracer)? { services.spans.tracer }
+
+    /// How requests are sampled: the tracer's (``RedactingTracer``), else every one.
+    package var traceSampler: TraceSampler { (tracer as? RedactingTracer)?.sampler ?? .always }
 
     /// The generation requests are served from now.
     package var generation: GatewayGeneration { current.serving.generation }

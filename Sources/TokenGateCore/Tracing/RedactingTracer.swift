@@ -9,19 +9,31 @@ package import Tracing
 /// - Errors' text: a recorded error becomes its code and the fixed sentence callers get (``TokenGateError``), or
 ///   its type's name (any other). A reason may quote a backend's answer or name another tenant's client; it
 ///   stays in the log.
+///
+/// It also keeps the sampling decision (``TraceSampler``): work decided unsampled gets a span that records nothing
+/// and draws no ID (its context, and so a caller's `traceparent`, still propagates), and work nobody decided for (a
+/// refresh ahead, an acceptance check) is decided here, once, for it and its children. The exporter's own sampler
+/// then samples whatever reaches it (parent-based, always on).
 package struct RedactingTracer: Tracer {
     package typealias Span = RedactedSpan
     let base: any Tracer
+    package let sampler: TraceSampler
 
-    /// Wraps `base`.
-    package init(_ base: any Tracer) { self.base = base }
+    /// Wraps `base`, deciding new traces with `sampler`.
+    package init(_ base: any Tracer, sampler: TraceSampler = .always) {
+        self.base = base
+        self.sampler = sampler
+    }
 
     package func startSpan<Instant: TracerInstant>(
         _ operationName: String, context: @autoclosure () -> InstrumentationContext, ofKind kind: SpanKind,
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> RedactedSpan {
-        RedactedSpan(
-            Self.start(base, operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line))
+        var context = context()
+        if context.traceSampled == nil { context.traceSampled = sampler.roll() }
+        guard context.traceSampled == true else { return RedactedSpan(NoOpTracer.NoOpSpan(context: context)) }
+        return RedactedSpan(
+            Self.start(base, operationName, context: context, ofKind: kind, at: instant(), function: function, file: fileID, line: line))
     }
 
     private static func start<Base: Tracer, Instant: TracerInstant>(

@@ -2,7 +2,8 @@ import Tracing
 
 /// The spans a token request makes inside the gateway, children of the HTTP server span: authentication, the
 /// tenant's authorizer, the cache, the backend call and the verification. With no tracer (tracing off, the
-/// default) nothing is started and no task-local is set: an untraced request pays one nil check per step.
+/// default), or for a request its door decided not to sample (``TraceSampler``), nothing is started and no
+/// task-local is set: an untraced request pays one nil check per step.
 ///
 /// A span carries the provider and the token type, the cache's outcome and an error's stable code; never a
 /// token, a credential, a context ID or an error's text (those stay in the logs, as callers' answers do).
@@ -22,7 +23,7 @@ struct RequestSpans: Sendable {
     func run<T, E: Error>(
         _ name: Name, provider: ProviderID, tokenType: TokenType, _ body: (ActiveSpan) async throws(E) -> T
     ) async throws(E) -> T {
-        guard let tracer else { return try await body(ActiveSpan(span: nil)) }
+        guard let tracer = activeTracer else { return try await body(ActiveSpan(span: nil)) }
         let span = start(tracer, name, provider: provider, tokenType: tokenType)
         defer { span.end() }
         let result: Result<T, E> = await ServiceContext.$current.withValue(span.context) {
@@ -37,7 +38,7 @@ struct RequestSpans: Sendable {
     func run<T>(
         _ name: Name, _ body: () throws(TokenGateError) -> T, describe: (T) -> (ProviderID, TokenType)
     ) throws(TokenGateError) -> T {
-        guard let tracer else { return try body() }
+        guard let tracer = activeTracer else { return try body() }
         let span = tracer.startAnySpan(name.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
         defer { span.end() }
         do {
@@ -49,6 +50,12 @@ struct RequestSpans: Sendable {
             Self.fail(span, error)
             throw error
         }
+    }
+
+    /// The tracer, unless this request was decided unsampled.
+    private var activeTracer: (any Tracer)? {
+        guard let tracer, ServiceContext.current?.traceSampled != false else { return nil }
+        return tracer
     }
 
     private func start(_ tracer: any Tracer, _ name: Name, provider: ProviderID, tokenType: TokenType) -> any Span {

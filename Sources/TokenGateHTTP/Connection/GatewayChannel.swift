@@ -65,7 +65,7 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
     let configuration: Configuration
     /// The token endpoint and the `Server` name for its door on the event loop (hits, refusals, mints), or nil to
     /// leave every request to the router.
-    let eventLoopTokens: (endpoint: TokenEndpoint, serverName: String)?
+    let eventLoopTokens: (endpoint: TokenEndpoint, serverName: String, tracing: EventLoopTokenHandler.Tracing?)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -88,9 +88,10 @@ struct GatewayChannel: ServerChildChannel, HTTPChannelHandler {
             )
             try pipeline.addHandler(HTTP1RequestGuard(deadline: deadline, maxBodyBytes: configuration.maxBodyBytes, logger: logger))
             try pipeline.addHandler(HTTP1ConnectionStateHandler(idleTimeout: TimeAmount(configuration.idleTimeout)))
-            if let (endpoint, serverName) = eventLoopTokens {
+            if let (endpoint, serverName, tracing) = eventLoopTokens {
                 try pipeline.addHandler(
-                    EventLoopTokenHandler(endpoint: endpoint, serverName: serverName, addressing: configuration.addressing, origin: origin))
+                    EventLoopTokenHandler(
+                        endpoint: endpoint, serverName: serverName, tracing: tracing, addressing: configuration.addressing, origin: origin))
             }
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: configuration.isSecure))
             let requests = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(

@@ -12,6 +12,8 @@ struct RequestFields: Sendable {
     private(set) var origin: String?
     /// Whether any `Origin` field was sent (a browser's request, which needs the router's CORS headers).
     private(set) var hasOrigin = false
+    /// The W3C `traceparent` value when exactly one was sent (read only by a traced gateway).
+    private(set) var traceparent: String?
     /// Whether the request asks to close the connection: only an HTTP/1 head has the field, written as exactly
     /// `Connection: close` by ``HTTP1RequestGuard``.
     private(set) var closesConnection = false
@@ -23,6 +25,7 @@ struct RequestFields: Sendable {
     init(_ headers: some RequestHeaders) {
         var ids = 0
         var origins = 0
+        var traceparents = 0
         headers.forEachField { name, value in
             // Lengths first: most fields are none of these, and a length check ends the comparison.
             switch name.utf8.count {
@@ -36,6 +39,9 @@ struct RequestFields: Sendable {
                 origins += 1
             case 10 where Self.isName(name, "connection"):
                 if value == "close" { closesConnection = true }
+            case 11 where Self.isName(name, "traceparent"):
+                traceparent = value
+                traceparents += 1
             default:
                 break
             }
@@ -43,6 +49,7 @@ struct RequestFields: Sendable {
         if ids != 1 { incomingRequestID = nil }
         hasOrigin = origins > 0
         if origins != 1 { origin = nil }
+        if traceparents != 1 { traceparent = nil }
     }
 
     /// The caller's `X-Request-ID` when exactly one well-formed was sent, else a new one (call it once per request).

@@ -1,6 +1,8 @@
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import TokenGateCore
+import Tracing
 
 /// Answers token requests from the connection's event loop, in front of Hummingbird's request loop, and hands
 /// everything else on to that loop unchanged.
@@ -15,6 +17,9 @@ import TokenGateCore
 /// writer waits for the client; this handler would only buffer). It works on NIO's HTTP/1 parts, before the
 /// HTTPTypes conversion and Hummingbird's handlers, so a cached hit costs neither. ``HTTP1ConnectionStateHandler``,
 /// before it, sees these requests and answers like any other: the idle timeout and graceful shutdown hold for both.
+///
+/// In a traced gateway each request's sampling is decided here, first (``TraceSampler``): a sampled one goes to the
+/// router, which traces it, and an unsampled token request is answered here like any other, with no span.
 final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -24,6 +29,13 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let endpoint: TokenEndpoint
     /// The `Server` header's value, as the application sends it.
     private let serverName: String
+    private let tracing: Tracing?
+
+    /// A traced gateway's sampling, and the tracer that reads a caller's `traceparent` for an unsampled mint's calls.
+    struct Tracing: Sendable {
+        let sampler: TraceSampler
+        let tracer: any Tracer
+    }
     private var date = HTTPDate()
     /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
     private var body = ByteBuffer()
@@ -48,11 +60,12 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let origin: ConnectionOrigin?
 
     init(
-        endpoint: TokenEndpoint, serverName: String, addressing: ClientAddressing = ClientAddressing(trustedProxies: nil),
-        origin: ConnectionOrigin? = nil
+        endpoint: TokenEndpoint, serverName: String, tracing: Tracing? = nil,
+        addressing: ClientAddressing = ClientAddressing(trustedProxies: nil), origin: ConnectionOrigin? = nil
     ) {
         self.endpoint = endpoint
         self.serverName = serverName
+        self.tracing = tracing
         self.addressing = addressing
         self.origin = origin
     }
@@ -68,10 +81,11 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch part {
-        case .head(let request):
+        case .head(var request):
+            let sampled = tracing.map { Self.decideTrace(of: &request, sampler: $0.sampler) } ?? false
             // A GET of the token route's plain path may be the endpoint's; every other request is passed on at once
-            // (its body streams to the router).
-            if unanswered == 0, request.method == .GET, let route = TokenRouteTarget(request.uri) {
+            // (its body streams to the router), and so is a sampled one (the router traces it).
+            if unanswered == 0, !sampled, request.method == .GET, let route = TokenRouteTarget(request.uri) {
                 held = (request, route)
                 return
             }
@@ -91,7 +105,7 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
                         write(answer, requestID: requestID, context: context)
                         return
                     case .later(let admission):
-                        fetch(admission, context: context)
+                        fetch(admission, trace: tracing.map { Self.unsampledTrace(of: request.headers, tracer: $0.tracer) }, context: context)
                         return
                     case .notMine:
                         break
@@ -131,7 +145,24 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// when only the shared limits' check stands between the request and a cached token (the store is asked from
     /// this event loop, and answers on it), in a task on this connection's event loop otherwise (a mint it starts
     /// runs there too).
-    private func fetch(_ admission: TokenAdmission, context: ChannelHandlerContext) {
+    /// Decides whether `request` is sampled and writes the decision into it for the router: true when sampled.
+    private static func decideTrace(of request: inout HTTPRequestHead, sampler: TraceSampler) -> Bool {
+        let traceparents = request.headers["traceparent"]
+        let sampled = sampler.isSampled(traceparent: traceparents.count == 1 ? traceparents[0] : nil)
+        request.headers.replaceOrAdd(name: HTTPField.Name.traceDecision.rawName, value: sampled ? "1" : "0")
+        return sampled
+    }
+
+    /// An unsampled request's context for its full path: the decision, for every step, and the caller's
+    /// `traceparent`, for every call out.
+    private static func unsampledTrace(of headers: HTTPHeaders, tracer: any Tracer) -> ServiceContext {
+        var trace = ServiceContext.topLevel
+        trace.traceSampled = false
+        tracer.extract(headers, into: &trace, using: HTTPHeadersExtractor())
+        return trace
+    }
+
+    private func fetch(_ admission: TokenAdmission, trace: ServiceContext?, context: ChannelHandlerContext) {
         fetching = true
         let (endpoint, requestID) = (endpoint, admission.requestID ?? "")
         let loop = context.eventLoop
@@ -147,7 +178,9 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
             let executor = loopExecutor ?? EventLoopTaskExecutor(loop)
             loopExecutor = executor
             TokenCacheFetches.$executor.withValue(executor) {
-                Task(executorPreference: executor) { answer(await endpoint.finish(admission)) }
+                ServiceContext.$current.withValue(trace) {
+                    Task(executorPreference: executor) { answer(await endpoint.finish(admission)) }
+                }
             }
         }
     }
@@ -223,3 +256,10 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
 
 @available(*, unavailable)
 extension EventLoopTokenHandler: Sendable {}
+
+/// Reads a propagated context (`traceparent`, `tracestate`) from an HTTP/1 request's header fields.
+private struct HTTPHeadersExtractor: Extractor {
+    func extract(key: String, from headers: HTTPHeaders) -> String? {
+        headers.first(name: key)
+    }
+}

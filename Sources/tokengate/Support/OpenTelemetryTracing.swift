@@ -25,14 +25,15 @@ import Tracing
             configuration.metrics.enabled = false
             configuration.logs.enabled = false
             configuration.traces.enabled = true
-            configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sampleRatio) ?? .parentBasedAlwaysOn
+            // The ratio is the gateway's (``TraceSampler``, at each request's door): what reaches the exporter is sampled.
+            configuration.traces.sampler = .parentBasedAlwaysOn
             configuration.traces.exporter = .otlp
             configuration.traces.otlpExporter.endpoint = settings.endpoint
             configuration.traces.otlpExporter.protocol = .httpProtobuf
             configuration.traces.otlpExporter.headers = settings.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             configuration.traces.otlpExporter.timeout = settings.timeout
             let backend = try OTel.makeTracingBackend(configuration: configuration)
-            let tracer = RedactingTracer(backend.factory)
+            let tracer = RedactingTracer(backend.factory, sampler: TraceSampler(ratio: settings.sampleRatio))
             InstrumentationSystem.bootstrap(tracer)
             return (tracer, backend.service)
         }

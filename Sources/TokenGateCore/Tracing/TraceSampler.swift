@@ -1,0 +1,84 @@
+import Synchronization
+package import Tracing
+
+/// Whether a request (or a piece of work outside any request) is traced, decided once, first, where it enters the
+/// gateway: a caller's W3C `traceparent` decides by its `sampled` flag (Trace Context §3.2.2.5); without a valid one
+/// a new trace is sampled with probability ``ratio``.
+///
+/// An unsampled request then costs nothing: no span, no random ID, no task-local on a cached hit. The roll is not a
+/// trace ID: a counter mixed by SplitMix64's finaliser, so it takes no entropy from the kernel, and any thread may
+/// roll at once (one relaxed atomic add).
+package final class TraceSampler: Sendable {
+    /// The share of new traces recorded, in 0...1.
+    package let ratio: Double
+    /// A roll below this is sampled; nil: every one is.
+    private let threshold: UInt64?
+    private let counter: Atomic<UInt64>
+
+    /// Samples `ratio` of new traces; a caller's sampled flag is followed whatever the ratio.
+    package init(ratio: Double) {
+        self.ratio = min(max(ratio, 0), 1)
+        threshold = self.ratio >= 1 ? nil : UInt64(self.ratio * 0x1p64.nextDown)
+        counter = Atomic(UInt64.random(in: .min ... .max))
+    }
+
+    /// Samples every trace: a tracer without a ratio of its own (the tests').
+    package static let always = TraceSampler(ratio: 1)
+
+    /// The decision for a request that sent `traceparent` (nil: none, or several).
+    package func isSampled(traceparent: String?) -> Bool {
+        if let traceparent, let sampled = Self.sampledFlag(of: traceparent) { return sampled }
+        return roll()
+    }
+
+    /// A new trace's decision.
+    package func roll() -> Bool {
+        guard let threshold else { return true }
+        var mixed = counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31) < threshold
+    }
+
+    /// The `sampled` flag of a valid `traceparent`, else nil (a new trace then). Version `00` is exactly
+    /// `00-{32 hex trace ID}-{16 hex parent ID}-{2 hex flags}`; a later version may append `-…` (§4.3); lower-case
+    /// hex only, and neither ID all zeros (§3.2.2.3, §3.2.2.4).
+    static func sampledFlag(of traceparent: String) -> Bool? {
+        var text = traceparent
+        return text.withUTF8 { bytes -> Bool? in
+            let (zero, dash) = (UInt8(ascii: "0"), UInt8(ascii: "-"))
+            guard bytes.count >= 55 else { return nil }
+            let version = (bytes[0], bytes[1])
+            guard bytes.count == 55 || (version != (zero, zero) && bytes[55] == dash) else { return nil }
+            guard version != (UInt8(ascii: "f"), UInt8(ascii: "f")), bytes[2] == dash, bytes[35] == dash, bytes[52] == dash else {
+                return nil
+            }
+            var isZero = (trace: true, parent: true)
+            for index in 0..<55 where index != 2 && index != 35 && index != 52 {
+                let byte = bytes[index]
+                guard (zero...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) else { return nil }
+                if byte != zero, index > 2 {
+                    if index < 35 { isZero.trace = false } else if index < 52 { isZero.parent = false }
+                }
+            }
+            guard !isZero.trace, !isZero.parent else { return nil }
+            // The flags' low bit; a hex digit's low bit is its byte's for 0-9, the opposite for a-f.
+            let flags = bytes[54]
+            return (flags <= UInt8(ascii: "9") ? flags : flags + 1) & 1 == 1
+        }
+    }
+}
+
+/// Where a decision travels with the work it was made for: a context marked unsampled starts no span
+/// (``RedactingTracer``, ``RequestSpans``), one marked sampled is recorded, and an unmarked one is new work to decide.
+package enum TraceDecisionKey: ServiceContextKey {
+    package typealias Value = Bool
+}
+
+extension ServiceContext {
+    /// The sampling decision made for this work, or nil where none was made yet.
+    package var traceSampled: Bool? {
+        get { self[TraceDecisionKey.self] }
+        set { self[TraceDecisionKey.self] = newValue }
+    }
+}

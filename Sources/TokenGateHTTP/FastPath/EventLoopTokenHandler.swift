@@ -29,18 +29,18 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let endpoint: TokenEndpoint
     /// The `Server` header's value, as the application sends it.
     private let serverName: String
-    private let tracing: Tracing?
-
     /// A traced gateway's sampling, and the tracer that reads a caller's `traceparent` for an unsampled mint's calls.
     struct Tracing: Sendable {
         let sampler: TraceSampler
         let tracer: any Tracer
     }
+
+    private let tracing: Tracing?
     private var date = HTTPDate()
     /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
     private var body = ByteBuffer()
-    /// A token request whose end has not arrived yet, and its target.
-    private var held: (request: HTTPRequestHead, route: TokenRouteTarget)?
+    /// A token request whose end has not arrived yet, its target and its fields.
+    private var held: (request: HTTPRequestHead, route: TokenRouteTarget, fields: RequestFields)?
     /// Requests handed on whose answer has not been written completely.
     private var unanswered = 0
     /// A flush of this connection's answers is queued for the end of the event loop's turn.
@@ -81,26 +81,30 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch part {
-        case .head(var request):
-            let sampled = tracing.map { Self.decideTrace(of: &request, sampler: $0.sampler) } ?? false
+        case .head(let request):
             // A GET of the token route's plain path may be the endpoint's; every other request is passed on at once
             // (its body streams to the router), and so is a sampled one (the router traces it).
-            if unanswered == 0, !sampled, request.method == .GET, let route = TokenRouteTarget(request.uri) {
-                held = (request, route)
-                return
+            if unanswered == 0, request.method == .GET, let route = TokenRouteTarget(request.uri) {
+                let fields = RequestFields(request.headers)
+                let sampled = tracing.map { $0.sampler.isSampled(traceparent: fields.traceparent) }
+                guard sampled == true else {
+                    held = (request, route, fields)
+                    return
+                }
+                return handOn(request, sampled: sampled, context: context)
             }
-            handOn(.head(request), context: context)
+            handOn(request, sampled: tracing.map { $0.sampler.isSampled(traceparent: RequestFields(request.headers).traceparent) }, context: context)
         case .body:
-            if let (request, _) = held.take() {
-                handOn(.head(request), context: context)
+            if let (request, _, _) = held.take() {
+                handOn(request, sampled: tracing.map { _ in false }, context: context)
             }
             context.fireChannelRead(wrapInboundOut(part))
         case .end(let trailers):
-            if let (request, route) = held.take() {
+            if let (request, route, fields) = held.take() {
                 if trailers == nil, context.channel.isWritable {
                     let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
                     let client = addressing.client(peer: peer, headers: request.headers)
-                    switch endpoint.answer(route, fields: RequestFields(request.headers), peer: client, body: &self.body) {
+                    switch endpoint.answer(route, fields: fields, peer: client, body: &self.body) {
                     case .answer(let answer, let requestID):
                         write(answer, requestID: requestID, context: context)
                         return
@@ -111,7 +115,7 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
                         break
                     }
                 }
-                handOn(.head(request), context: context)
+                handOn(request, sampled: tracing.map { _ in false }, context: context)
             }
             context.fireChannelRead(wrapInboundOut(part))
         }
@@ -141,18 +145,6 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// Runs the rest of the service's full path for `admission` and writes its answer, then reads on: without a task
-    /// when only the shared limits' check stands between the request and a cached token (the store is asked from
-    /// this event loop, and answers on it), in a task on this connection's event loop otherwise (a mint it starts
-    /// runs there too).
-    /// Decides whether `request` is sampled and writes the decision into it for the router: true when sampled.
-    private static func decideTrace(of request: inout HTTPRequestHead, sampler: TraceSampler) -> Bool {
-        let traceparents = request.headers["traceparent"]
-        let sampled = sampler.isSampled(traceparent: traceparents.count == 1 ? traceparents[0] : nil)
-        request.headers.replaceOrAdd(name: HTTPField.Name.traceDecision.rawName, value: sampled ? "1" : "0")
-        return sampled
-    }
-
     /// An unsampled request's context for its full path: the decision, for every step, and the caller's
     /// `traceparent`, for every call out.
     private static func unsampledTrace(of headers: HTTPHeaders, tracer: any Tracer) -> ServiceContext {
@@ -162,6 +154,10 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
         return trace
     }
 
+    /// Runs the rest of the service's full path for `admission` and writes its answer, then reads on: without a task
+    /// when only the shared limits' check stands between the request and a cached token (the store is asked from
+    /// this event loop, and answers on it), in a task on this connection's event loop otherwise (a mint it starts
+    /// runs there too). In a traced gateway that task runs in `trace`, the unsampled request's context.
     private func fetch(_ admission: TokenAdmission, trace: ServiceContext?, context: ChannelHandlerContext) {
         fetching = true
         let (endpoint, requestID) = (endpoint, admission.requestID ?? "")
@@ -248,9 +244,13 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.fireErrorCaught(error)
     }
 
-    private func handOn(_ head: HTTPServerRequestPart, context: ChannelHandlerContext) {
+    /// Passes `request` on to the router; in a traced gateway with its sampling decision (`sampled`) in
+    /// `TokenGate-Trace-Sampled`, replacing any a client sent.
+    private func handOn(_ request: HTTPRequestHead, sampled: Bool?, context: ChannelHandlerContext) {
+        var request = request
+        if let sampled { request.headers.replaceOrAdd(name: HTTPField.Name.traceDecision.rawName, value: sampled ? "1" : "0") }
         unanswered += 1
-        context.fireChannelRead(wrapInboundOut(head))
+        context.fireChannelRead(wrapInboundOut(.head(request)))
     }
 }
 

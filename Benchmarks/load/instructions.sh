@@ -147,6 +147,8 @@ count jwt "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$SESSION_JWT" 200 "$REQUESTS"
 count denied401 "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$BAD_KEY" 401 "$REQUESTS"
 count denied429 "$GATEWAY_PID" "$GATEWAY$LIMITED_PATH" "$API_KEY" 429 "$REQUESTS"
 count flood429 "$GATEWAY_PID" "$GATEWAY$FLOOD_PATH" "$BAD_KEY" 429 "$REQUESTS"
+# The same request, traceparent and all, to the untraced gateway: what the header costs any server that reads it.
+TRACEPARENT=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00 count traceparent "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$API_KEY" 200 "$REQUESTS"
 TRACEPARENT=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00 count unsampled "$TRACED_PID" "$TRACED$TOKEN_PATH" "$API_KEY" 200 "$REQUESTS"
 count mint "$GATEWAY_PID" "$GATEWAY$TOKEN_PATH" "$API_KEY" 200 "$MINTS" m-
 
@@ -174,6 +176,7 @@ $(row jwt "gateway, jwt caller, cached")
 $(row denied401 "gateway, 401 (unknown api key)")
 $(row denied429 "gateway, 429 (caller limit)")
 $(row flood429 "gateway, 429 (failed-auth limit)")
+$(row traceparent "gateway, api-key caller, cached, the request with a traceparent (untraced gateway)")
 $(row unsampled "traced gateway (1 in 100), cached, a caller's traceparent not sampled")
 
 | cold mint (a new trip per request) | instructions |

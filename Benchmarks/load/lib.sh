@@ -46,6 +46,8 @@ need() {
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # cpu_ticks PID: user + system CPU time of a process, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# sys_ticks PID: its system (kernel) CPU time alone, in clock ticks.
+sys_ticks() { awk '{ print $15 }' "/proc/$1/stat"; }
 
 # wrk_field NAME rps|p50|p99|requests|seconds: one figure from a wrk report; latencies in milliseconds.
 wrk_field() {

@@ -240,21 +240,23 @@ RESPONSE_PLAIN="$(response_bytes plain-nio "$PLAIN$TOKEN_PATH?tripId=trip-1")"
 RESPONSE_NGINX="$(response_bytes nginx "$NGINX$TOKEN_PATH?tripId=trip-1")"
 
 # run_wrk NAME SERVER_PID ARGS...: runs wrk (bounded by its own -d plus a timeout), keeps its output in
-# $WORK/NAME.wrk and the server's CPU time during the run, in microseconds, in $WORK/NAME.cpu. On a shared machine
+# $WORK/NAME.wrk and the server's CPU time during the run, in microseconds, in $WORK/NAME.cpu (its system share in
+# $WORK/NAME.sys). On a shared machine
 # requests/s depend on what else runs; CPU time per request does much less. With EXPECT_STATUS set, every response
 # must have that status instead of 2xx.
 run_wrk() {
-    local name=$1 server=$2 before
+    local name=$1 server=$2 before sys_before
     shift 2
     if [[ -n ${EXPECT_STATUS:-} ]]; then set -- -s "$WORK/status.lua" "$@"; fi
     [[ -r /proc/$server/stat ]] || die "$name: the server (pid $server) is no longer running"
-    before="$(cpu_ticks "$server")"
+    before="$(cpu_ticks "$server")" sys_before="$(sys_ticks "$server")"
     timeout 900 "${CLIENT_PIN[@]}" wrk -t1 -c"$CONNECTIONS" --latency --timeout 10s "$@" >"$WORK/$name.wrk" &
     WRK_PID=$!
     wait "$WRK_PID" || die "$name: wrk failed"
     WRK_PID=""
     [[ -r /proc/$server/stat ]] || die "$name: the server (pid $server) exited during the run"
     echo "$(( ($(cpu_ticks "$server") - before) * 1000000 / CLK_TCK ))" >"$WORK/$name.cpu"
+    echo "$(( ($(sys_ticks "$server") - sys_before) * 1000000 / CLK_TCK ))" >"$WORK/$name.sys"
     # No response at all leaves nothing to divide by: a stalled server, or its core taken by other work.
     [[ $(wrk_field "$name" requests) =~ ^[1-9] ]] || { cat "$WORK/$name.wrk" >&2;
         die "$name: not one response in the run (load average $(cut -d' ' -f1-3 /proc/loadavg))"; }
@@ -531,6 +533,7 @@ $(row denied429 "gateway, 429 (caller limit)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU
 $(row flood429 "gateway, 429 (failed-auth limit: a flood of bad keys)" "$NGINX_CPU" "$BARE_CPU" "$HIT_CPU")
 
 Response bytes, headers and body: nginx $RESPONSE_NGINX, bare NIO $RESPONSE_NIO, plain NIO $RESPONSE_PLAIN, bare route $RESPONSE_BARE, gateway $RESPONSE_GATEWAY (router $RESPONSE_ROUTER).
+Of "CPU µs/req", system (kernel) CPU µs per request: nginx $(calc "$(median nginx sys)" .1f), bare NIO $(calc "$(median nio sys)" .1f), plain NIO $(calc "$(median plain sys)" .1f), bare route $(calc "$(median bare sys)" .1f), api-key $(calc "$(median apikey sys)" .1f), traced 1 in 100 $(calc "$(median sampled sys)" .1f), unsampled $(calc "$(median unsampled sys)" .1f).
 Requests/s per round: nginx $(rounds nginx); NIO $(rounds nio); plain NIO $(rounds plain); bare $(rounds bare); api-key $(rounds apikey); router $(rounds router); traced $(rounds traced); 1 in 100 traced $(rounds sampled); unsampled $(rounds unsampled); jwt $(rounds jwt); 401 $(rounds denied401); 429 $(rounds denied429); flood 429 $(rounds flood429).
 Log lines the gateway wrote during the whole run: $(wc -l <"$WORK/tokengate.out.err") (denials are logged in aggregate).
 Stretch, cached hit against nginx (target at least 0.80): $(calc "$NGINX_CPU / $HIT_CPU" .2f), $(verdict "$NGINX_CPU / $HIT_CPU" ">= 0.8").
@@ -548,6 +551,7 @@ $(targets_report)
 | mints/s (wall clock) | $(calc "$(median cold rps)" .0f) |
 | p50 / p99 ms | $(median cold p50) / $(median cold p99) |
 | gateway CPU µs per mint | $(calc "$COLD_CPU" .1f) |
+| of which system (kernel) CPU µs per mint | $(calc "$(median cold sys)" .1f) |
 | openssl RSA-2048 signs/s (one core, CPU time; $((ROUNDS + 1)) runs around the rounds) | $(calc "$RSA_SIGNS" .0f) |
 | openssl CPU µs per RSA-2048 signature | $(calc "1e6 / $RSA_SIGNS" .1f) |
 | mint CPU / signature CPU (each round against the openssl runs beside it) | $(calc "$COLD_RATIO" .2f) (rounds $(cat "$WORK"/cold.*.ratio | xargs | tr ' ' /)) |

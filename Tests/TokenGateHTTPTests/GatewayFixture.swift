@@ -3,6 +3,7 @@ import JOSE
 import Logging
 import OpenSSLPrimitives
 import TokenGateCore
+import TokenGateCoreTesting
 import TokenGateTesting
 
 /// A two-tenant configuration with API-key, revoked and session-JWT callers.
@@ -29,60 +30,34 @@ struct GatewayFixture {
         directory = try TemporaryDirectory()
         identityProvider = try JWSKey.generate(.rs256, keyID: "idp-1")
         try directory.write("idp-jwks.json", try JWKSet(keys: [identityProvider.publicKey()]).publicJSON())
-        let digest = { (key: String) in HexBytes.encode(try Digest.sha256(Array(key.utf8))) }
-        let responseLine = response.map { "    response: \($0)\n" } ?? ""
-        let corsLine = cors.map { "    cors: \($0)\n" } ?? ""
-        let serverLine = (server.map { "server: \($0)\n" } ?? "") + (audit.map { "audit: \($0)\n" } ?? "")
-        try directory.write(
-            "config.yaml",
-            """
-            \(serverLine)adminKeys:
-              - { name: ops, keySha256: \(try digest(Self.globalAdminKey)) }
-            endedContexts: \(endedContexts)
-            providers:
-              acme-rides:
-                compatibility: google-samples
-                adminKeys: [{ name: acme-dispatch-ops, keySha256: \(try digest(Self.acmeAdminKey)) }]
-                cache: \(cache)
-                rateLimits: \(rateLimits)
-            \(responseLine)\(corsLine)    backend:
-                  type: static-key
-                  keys:
-                    consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
-                    driver: [{ serviceAccountFile: keys/driver.json, generateIfMissing: true }]
-                    delivery-driver: [{ serviceAccountFile: keys/delivery.json, generateIfMissing: true }]
-                    delivery-consumer: [{ serviceAccountFile: keys/delivery.json, generateIfMissing: true }]
-                clients:
-                  - name: dispatch
-                    type: api-key
-                    keySha256: \(try digest(Self.apiKey))
-                    allow: { consumer: any, driver: any, delivery-driver: any, delivery-consumer: any }
-                  - name: retired
-                    type: api-key
-                    keySha256: \(try digest(Self.revokedKey))
-                    revoked: true
-                    allow: { consumer: any }
-                  - name: rider-app
-                    type: jwt
-                    jwksFile: idp-jwks.json
-                    issuer: \(Self.sessionIssuer)
-                    audience: tokengate
-                    allow:
-                      consumer: { claim: trips }
-                      driver: { claim: vehicle }
-              other-fleet:
-                adminKeys: [{ name: other-ops, keySha256: \(try digest(Self.otherAdminKey)) }]
-                backend:
-                  type: static-key
-                  keys:
-                    consumer: [{ serviceAccountFile: keys/other.json, generateIfMissing: true }]
-                clients:
-                  - name: other-dispatch
-                    type: api-key
-                    keySha256: \(try digest(Self.otherTenantKey))
-                    allow: { consumer: any }
-            """
-        )
+        let settings =
+            [
+                "compatibility: google-samples", "adminKeys: [\(TestAPIKey(Self.acmeAdminKey).adminKey("acme-dispatch-ops"))]",
+                "cache: \(cache)", "rateLimits: \(rateLimits)",
+            ] + [response.map { "response: \($0)" }, cors.map { "cors: \($0)" }].compactMap { $0 }
+        let acme = ProviderYAML(
+            "acme-rides", settings: settings,
+            backend: .staticKey([
+                ("consumer", "keys/consumer.json"), ("driver", "keys/driver.json"), ("delivery-driver", "keys/delivery.json"),
+                ("delivery-consumer", "keys/delivery.json"),
+            ]),
+            clients: [
+                ProviderYAML.apiKey(
+                    "dispatch", TestAPIKey(Self.apiKey), allow: "{ consumer: any, driver: any, delivery-driver: any, delivery-consumer: any }"),
+                ProviderYAML.apiKey("retired", TestAPIKey(Self.revokedKey), extra: "revoked: true"),
+                """
+                { name: rider-app, type: jwt, jwksFile: idp-jwks.json, issuer: "\(Self.sessionIssuer)", audience: tokengate, \
+                allow: { consumer: { claim: trips }, driver: { claim: vehicle } } }
+                """,
+            ])
+        let other = ProviderYAML(
+            "other-fleet", settings: ["adminKeys: [\(TestAPIKey(Self.otherAdminKey).adminKey("other-ops"))]"],
+            backend: .staticKey(["consumer"], file: "keys/other.json"),
+            clients: [ProviderYAML.apiKey("other-dispatch", TestAPIKey(Self.otherTenantKey))])
+        let preamble =
+            (server.map { "server: \($0)\n" } ?? "") + (audit.map { "audit: \($0)\n" } ?? "")
+            + "adminKeys:\n  - \(TestAPIKey(Self.globalAdminKey).adminKey("ops"))\nendedContexts: \(endedContexts)\n"
+        try directory.write("config.yaml", ProviderYAML.config(preamble: preamble, acme, other))
     }
 
     var configPath: String { "\(directory.path)/config.yaml" }

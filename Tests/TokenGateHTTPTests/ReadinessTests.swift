@@ -4,6 +4,7 @@ import StaticKeySigner
 import Synchronization
 import Testing
 import TokenGateCore
+import TokenGateCoreTesting
 import TokenGateTesting
 
 /// `/readyz` tells the truth: 503 until every provider's JWKS URLs have been fetched once, ready but "degraded" on
@@ -12,22 +13,13 @@ import TokenGateTesting
     static let url = "https://login.acme.test/jwks.json"
 
     static func configuration(requiredForReadiness: Bool? = nil) -> String {
-        """
-        providers:
-          acme-rides:
-            backend:
-              type: static-key
-              keys:
-                consumer: [{ serviceAccountFile: keys/consumer.json, generateIfMissing: true }]
-            clients:
-              - name: rider-app
-                type: jwt
-                jwksUrl: \(url)
-                issuer: https://login.acme.test/
-                audience: acme-rider-app
-                allow: { consumer: { claim: trips } }
-        \(requiredForReadiness.map { "        requiredForReadiness: \($0)" } ?? "")
-        """
+        let optOut = requiredForReadiness.map { "requiredForReadiness: \($0), " } ?? ""
+        let riderApp = """
+            { name: rider-app, type: jwt, jwksUrl: "\(url)", issuer: "https://login.acme.test/", audience: acme-rider-app, \
+            \(optOut)allow: { consumer: { claim: trips } } }
+            """
+        return ProviderYAML.config(
+            ProviderYAML("acme-rides", backend: .staticKey(["consumer"], file: "keys/consumer.json"), clients: [riderApp]))
     }
 
     func withGateway(_ yaml: String, fetcher: SwitchableJWKSFetcher, _ body: (RunningGateway) async throws -> Void) async throws {

@@ -47,9 +47,9 @@ import TokenGateTesting
                     if step == 2 {
                         try fixture.rewriteConfig {
                             $0.replacingOccurrences(
-                                of: "      - name: retired\n",
+                                of: "      - { name: retired,",
                                 with:
-                                    "      - name: added-later\n        type: api-key\n        keySha256: \(String(repeating: "ab", count: 32))\n        allow: { consumer: any }\n      - name: retired\n"
+                                    "      - { name: added-later, type: api-key, keySha256: \(String(repeating: "ab", count: 32)), allow: { consumer: any } }\n      - { name: retired,"
                             )
                         }
                     }

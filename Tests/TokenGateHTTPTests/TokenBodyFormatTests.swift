@@ -1,21 +1,17 @@
 import JOSE
 import Testing
 import TokenGateCore
+import TokenGateCoreTesting
 import TokenGateHTTP
 
 @Suite struct TokenBodyFormatTests {
     static let token = DeliveredToken(compact: "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln-_", issuedAt: 1_700_000_000, expiresAt: 1_700_003_600)
 
     static func provider(response: String? = nil) throws -> ProviderSettings {
-        let responseLine = response.map { "    response: \($0)\n" } ?? ""
-        let text = """
-            providers:
-              acme-rides:
-                backend: { type: static-key }
-                clients:
-                  - { name: backend, type: api-key, keySha256: 9ae4a3e2a48a06ab46007841990560acb1408babd4b1965ebe237cfec90382b6, allow: { consumer: any } }
-
-            """ + responseLine
+        let text = ProviderYAML.config(
+            ProviderYAML(
+                "acme-rides", settings: response.map { ["response: \($0)"] } ?? [], backend: .flow("{ type: static-key }"),
+                clients: [ProviderYAML.apiKey("backend", .dispatch)]))
         let configuration = try ConfigurationParser().parse(ConfigNode.parse(Array(text.utf8), file: ConfigFile(path: "c.yaml", environment: [:])))
         return try #require(configuration.providers.first?.value)
     }

@@ -46,25 +46,33 @@ package final class TraceSampler: Sendable {
     static func sampledFlag(of traceparent: String) -> Bool? {
         var text = traceparent
         return text.withUTF8 { bytes -> Bool? in
-            let (zero, dash) = (UInt8(ascii: "0"), UInt8(ascii: "-"))
-            guard bytes.count >= 55 else { return nil }
+            let (zero, dash, f) = (UInt8(ascii: "0"), UInt8(ascii: "-"), UInt8(ascii: "f"))
+            guard bytes.count >= 55, bytes[2] == dash, bytes[35] == dash, bytes[52] == dash else { return nil }
             let version = (bytes[0], bytes[1])
-            guard bytes.count == 55 || (version != (zero, zero) && bytes[55] == dash) else { return nil }
-            guard version != (UInt8(ascii: "f"), UInt8(ascii: "f")), bytes[2] == dash, bytes[35] == dash, bytes[52] == dash else {
-                return nil
-            }
-            var isZero = (trace: true, parent: true)
-            for index in 0..<55 where index != 2 && index != 35 && index != 52 {
-                let byte = bytes[index]
-                guard (zero...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) else { return nil }
-                if byte != zero, index > 2 {
-                    if index < 35 { isZero.trace = false } else if index < 52 { isZero.parent = false }
+            guard version != (f, f), bytes.count == 55 || (version != (zero, zero) && bytes[55] == dash) else { return nil }
+            // The table is read once here (a lazy global's once-check per byte would cost more than the scan); each
+            // byte's entry is its hex value plus one, 0 for anything else, so the smallest entry says whether all
+            // were digits and OR-ing the values whether an ID is all zeros. No branch per byte.
+            return hexValuePlusOne.withUnsafeBufferPointer { table -> Bool? in
+                var smallest = UInt8.max
+                var (trace, parent): (UInt8, UInt8) = (0, 0)
+                for index in 0..<55 where index != 2 && index != 35 && index != 52 {
+                    let entry = table[Int(bytes[index])]
+                    smallest = min(smallest, entry)
+                    if index > 2 && index < 35 { trace |= entry &- 1 } else if index > 35 && index < 52 { parent |= entry &- 1 }
                 }
+                guard smallest > 0, trace != 0, parent != 0 else { return nil }
+                return (table[Int(bytes[54])] &- 1) & 1 == 1
             }
-            guard !isZero.trace, !isZero.parent else { return nil }
-            // The flags' low bit; a hex digit's low bit is its byte's for 0-9, the opposite for a-f.
-            let flags = bytes[54]
-            return (flags <= UInt8(ascii: "9") ? flags : flags + 1) & 1 == 1
+        }
+    }
+
+    /// Lower-case hex digits' values plus one; 0 for every other byte.
+    private static let hexValuePlusOne: [UInt8] = (0...255).map { (byte: Int) -> UInt8 in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) - UInt8(ascii: "0") + 1
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt8(byte) - UInt8(ascii: "a") + 11
+        default: 0
         }
     }
 }

@@ -12,7 +12,8 @@ import Tracing
 
     @Test(arguments: [
         ("00-\(traceID)-\(parentID)-01", true), ("00-\(traceID)-\(parentID)-00", false), ("00-\(traceID)-\(parentID)-0b", true),
-        ("00-\(traceID)-\(parentID)-0a", false), ("cc-\(traceID)-\(parentID)-01-later-fields", true),
+        ("00-\(traceID)-\(parentID)-0a", false), ("00-\(traceID)-\(parentID)-10", false), ("00-\(traceID)-\(parentID)-ff", true),
+        ("cc-\(traceID)-\(parentID)-01-later-fields", true),
     ])
     func aValidTraceparentDecidesByItsFlag(traceparent: String, sampled: Bool) {
         #expect(TraceSampler.sampledFlag(of: traceparent) == sampled)

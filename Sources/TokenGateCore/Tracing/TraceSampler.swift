@@ -55,14 +55,20 @@ package final class TraceSampler: Sendable {
             // were digits and OR-ing the values whether an ID is all zeros. No branch per byte.
             return hexValuePlusOne.withUnsafeBufferPointer { table -> Bool? in
                 var smallest = UInt8.max
-                var (trace, parent): (UInt8, UInt8) = (0, 0)
-                for index in 0..<55 where index != 2 && index != 35 && index != 52 {
-                    let entry = table[Int(bytes[index])]
-                    smallest = min(smallest, entry)
-                    if index > 2 && index < 35 { trace |= entry &- 1 } else if index > 35 && index < 52 { parent |= entry &- 1 }
+                /// The fields' bytes in `range`: their values OR-ed.
+                func scan(_ range: Range<Int>) -> UInt8 {
+                    var values: UInt8 = 0
+                    for index in range {
+                        let entry = table[Int(bytes[index])]
+                        smallest = min(smallest, entry)
+                        values |= entry &- 1
+                    }
+                    return values
                 }
+                // The sampled flag is the low bit of the flags' second digit.
+                let (_, trace, parent, _, flags) = (scan(0..<2), scan(3..<35), scan(36..<52), scan(53..<54), scan(54..<55))
                 guard smallest > 0, trace != 0, parent != 0 else { return nil }
-                return (table[Int(bytes[54])] &- 1) & 1 == 1
+                return flags & 1 == 1
             }
         }
     }

@@ -28,8 +28,9 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case open
         /// A malformed request was refused with this code and request ID; its answer is not written yet.
         case refused(TokenGateError.Code, requestID: String)
-        /// The answer's head is written; its body goes out with the end.
-        case answering(TokenAnswer)
+        /// The answer's head is written; its body goes out with the end. (A code, not the answer: every request
+        /// copies the state, and a payload with references would make each copy a call.)
+        case answering(TokenGateError.Code)
         case answered
     }
 
@@ -106,16 +107,15 @@ final class HTTP1RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case (.refused(let code, let requestID), .head(let head))
         where head.status == .badRequest && !head.headers.contains(name: "content-type"):
             // Hummingbird's answer to the parser error (every answer of TokenGate's own has a Content-Type).
-            let answer = TokenAnswer(TokenGateError(code, ""))
-            state = .answering(answer)
-            var answerHead = answer.head(requestID: requestID, closing: true)
+            state = .answering(code)
+            var answerHead = TokenAnswer(TokenGateError(code, "")).head(requestID: requestID, closing: true)
             answerHead.version = head.version
             context.write(wrapOutboundOut(.head(answerHead)), promise: promise)
         case (.answering, .body):
             promise?.succeed(())
-        case (.answering(let answer), .end):
+        case (.answering(let code), .end):
             state = .answered
-            context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(TokenGateError(code, "").bodyBuffer))), promise: nil)
             // Hummingbird then closes the output side; input is dropped. Closing outright here would reset a client
             // still sending the rest of an oversized header, and a reset can destroy the answer in its receive buffer
             // before it reads it: the connection goes a moment later.

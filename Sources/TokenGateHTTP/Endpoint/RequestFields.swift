@@ -12,8 +12,6 @@ struct RequestFields: Sendable {
     private(set) var origin: String?
     /// Whether any `Origin` field was sent (a browser's request, which needs the router's CORS headers).
     private(set) var hasOrigin = false
-    /// The W3C `traceparent` value when exactly one was sent (read only by a traced gateway).
-    private(set) var traceparent: String?
     /// Whether the request asks to close the connection: only an HTTP/1 head has the field, written as exactly
     /// `Connection: close` by ``HTTP1RequestGuard``.
     private(set) var closesConnection = false
@@ -25,7 +23,6 @@ struct RequestFields: Sendable {
     init(_ headers: some RequestHeaders) {
         var ids = 0
         var origins = 0
-        var traceparents = 0
         headers.forEachField { name, value in
             // Lengths first: most fields are none of these, and a length check ends the comparison.
             switch name.utf8.count {
@@ -39,9 +36,6 @@ struct RequestFields: Sendable {
                 origins += 1
             case 10 where Self.isName(name, "connection"):
                 if value == "close" { closesConnection = true }
-            case 11 where Self.isName(name, "traceparent"):
-                traceparent = value
-                traceparents += 1
             default:
                 break
             }
@@ -49,12 +43,23 @@ struct RequestFields: Sendable {
         if ids != 1 { incomingRequestID = nil }
         hasOrigin = origins > 0
         if origins != 1 { origin = nil }
-        if traceparents != 1 { traceparent = nil }
     }
 
     /// The caller's `X-Request-ID` when exactly one well-formed was sent, else a new one (call it once per request).
     func chooseRequestID() -> String {
         RequestIdentifier.chosen(incoming: incomingRequestID)
+    }
+
+    /// The W3C `traceparent` value of `headers` when exactly one was sent: all a traced gateway's door reads
+    /// before it decides (``TraceSampler``), so an untraced request's fields stay as small as they were.
+    static func traceparent(of headers: some RequestHeaders) -> String? {
+        var (value, count): (String?, Int) = (nil, 0)
+        headers.forEachField { name, fieldValue in
+            guard name.utf8.count == 11, isName(name, "traceparent") else { return }
+            value = fieldValue
+            count += 1
+        }
+        return count == 1 ? value : nil
     }
 
     /// Whether `name` is `lowercased` in any case. OR-ing 0x20 lower-cases ASCII letters and keeps `-`; the only

@@ -35,12 +35,14 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
         let tracer: any Tracer
     }
 
-    private let tracing: Tracing?
+    // Apart, not as a `Tracing?`: every request reads the sampler, and an optional class reference is copied for free.
+    private let sampler: TraceSampler?
+    private let tracer: (any Tracer)?
     private var date = HTTPDate()
     /// Where cached tokens' bodies are written: reused once the last one has been sent (no allocation per answer).
     private var body = ByteBuffer()
-    /// A token request whose end has not arrived yet, its target and its fields.
-    private var held: (request: HTTPRequestHead, route: TokenRouteTarget, fields: RequestFields)?
+    /// A token request whose end has not arrived yet, and its target.
+    private var held: (request: HTTPRequestHead, route: TokenRouteTarget)?
     /// Requests handed on whose answer has not been written completely.
     private var unanswered = 0
     /// A flush of this connection's answers is queued for the end of the event loop's turn.
@@ -65,7 +67,8 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
     ) {
         self.endpoint = endpoint
         self.serverName = serverName
-        self.tracing = tracing
+        sampler = tracing?.sampler
+        tracer = tracing?.tracer
         self.addressing = addressing
         self.origin = origin
     }
@@ -84,38 +87,34 @@ final class EventLoopTokenHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .head(let request):
             // A GET of the token route's plain path may be the endpoint's; every other request is passed on at once
             // (its body streams to the router), and so is a sampled one (the router traces it).
-            if unanswered == 0, request.method == .GET, let route = TokenRouteTarget(request.uri) {
-                let fields = RequestFields(request.headers)
-                let sampled = tracing.map { $0.sampler.isSampled(traceparent: fields.traceparent) }
-                guard sampled == true else {
-                    held = (request, route, fields)
-                    return
-                }
-                return handOn(request, sampled: sampled, context: context)
+            let sampled = sampler?.isSampled(traceparent: RequestFields.traceparent(of: request.headers))
+            if unanswered == 0, sampled != true, request.method == .GET, let route = TokenRouteTarget(request.uri) {
+                held = (request, route)
+                return
             }
-            handOn(request, sampled: tracing.map { $0.sampler.isSampled(traceparent: RequestFields(request.headers).traceparent) }, context: context)
+            handOn(request, sampled: sampled, context: context)
         case .body:
-            if let (request, _, _) = held.take() {
-                handOn(request, sampled: tracing.map { _ in false }, context: context)
+            if let (request, _) = held.take() {
+                handOn(request, sampled: sampler == nil ? nil : false, context: context)
             }
             context.fireChannelRead(wrapInboundOut(part))
         case .end(let trailers):
-            if let (request, route, fields) = held.take() {
+            if let (request, route) = held.take() {
                 if trailers == nil, context.channel.isWritable {
                     let peer = ClientAddressing.connectionPeer(of: context.channel, origin: origin)
                     let client = addressing.client(peer: peer, headers: request.headers)
-                    switch endpoint.answer(route, fields: fields, peer: client, body: &self.body) {
+                    switch endpoint.answer(route, fields: RequestFields(request.headers), peer: client, body: &self.body) {
                     case .answer(let answer, let requestID):
                         write(answer, requestID: requestID, context: context)
                         return
                     case .later(let admission):
-                        fetch(admission, trace: tracing.map { Self.unsampledTrace(of: request.headers, tracer: $0.tracer) }, context: context)
+                        fetch(admission, trace: tracer.map { Self.unsampledTrace(of: request.headers, tracer: $0) }, context: context)
                         return
                     case .notMine:
                         break
                     }
                 }
-                handOn(request, sampled: tracing.map { _ in false }, context: context)
+                handOn(request, sampled: sampler == nil ? nil : false, context: context)
             }
             context.fireChannelRead(wrapInboundOut(part))
         }

@@ -54,7 +54,7 @@ import Tracing
         let sampled = never.startSpan("tokengate.cache", context: decided)
         decided.traceSampled = false
         let unsampled = RedactingTracer(base).startSpan("tokengate.cache", context: decided)
-        [root, child, sampled, unsampled].forEach { $0.end() }
+        for span in [root, child, sampled, unsampled] { span.end() }
         #expect(base.finishedSpans.map(\.operationName) == ["tokengate.cache"])
     }
 }

@@ -146,6 +146,11 @@ package final class GoogleStandIn: Sendable {
         return Int(counts?["count"]?.integerValue ?? 0)
     }
 
+    /// The call log entries of `kind`, oldest first (the last 2,000 calls of every kind are kept).
+    package func log(_ kind: String) async throws -> [JSONObject] {
+        (try await calls()["log"]?.arrayValue ?? []).compactMap(\.objectValue).filter { $0["kind"]?.stringValue == kind }
+    }
+
     /// How many calls of `kind` came from `principal` (as the stand-in names principals).
     package func calls(kind: String, principal: String) async throws -> Int {
         let counts = try await calls()["calls"]?.objectValue?[kind]?.objectValue

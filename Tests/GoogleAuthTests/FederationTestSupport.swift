@@ -89,11 +89,6 @@ extension GoogleStandIn {
         try await control(#"{"workloadProviders": [{"audience": "\#(audience)", "subjects": {\#(map)}\#(account)}]}"#)
     }
 
-    /// The call log entries of `kind`, oldest first.
-    func log(_ kind: String) async throws -> [JSONObject] {
-        (try await calls()["log"]?.arrayValue ?? []).compactMap(\.objectValue).filter { $0["kind"]?.stringValue == kind }
-    }
-
     /// A registered AWS identity's secret access key and session token.
     func awsIdentity(_ accessKeyID: String = Federation.awsKey) async throws -> (secret: String, sessionToken: String?) {
         let identity = try await state()["aws"]?.objectValue?["identities"]?.objectValue?[accessKeyID]?.objectValue

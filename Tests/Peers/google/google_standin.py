@@ -167,7 +167,9 @@ Control (loopback only, never counted as calls)
        "certificateConfigFile","sha256"}}}}
   GET /_control/calls -> {"calls": {kind: {"count", "byStatus": {"200": n}, "byPrincipal": {p: n}, "byTarget": {e: n}}},
                           "log": [{"seq","t","kind","method","path","status","principal","target",
-                                   "userProject" (the x-goog-user-project header, or null), "mtls" (true on port M)
+                                   "userProject" (the x-goog-user-project header, or null), "mtls" (true on port M),
+                                   "started" (when the request was read; "t" is when it was answered)
+                                   [, "fault" (the fault it took)] [, signJwt only: "aud" (the claim set's)]
                                    [, sts only: "subjectTokenType", "options" (decoded, or null)]}, ...]}
                           (last 2000; principal of an awsMetadata credentials call or a refused AWS subject token:
                           the identity's ARN; of an mTLS one: the leaf's CN)
@@ -961,7 +963,7 @@ class Handler(BaseHTTPRequestHandler):
         self.client_cert = (self.connection.getpeercert(binary_form=True)
                             if isinstance(self.connection, ssl.SSLSocket) else None)
         self.log_extra = {"userProject": self.headers.get("x-goog-user-project"),
-                          "mtls": isinstance(self.connection, ssl.SSLSocket)}
+                          "mtls": isinstance(self.connection, ssl.SSLSocket), "started": round(time.time(), 3)}
         extra_headers = {}
         self.server_name = "ESF"
         try:
@@ -1020,6 +1022,7 @@ class Handler(BaseHTTPRequestHandler):
         fault = self.state.take_fault(self.kind, applies)
         if fault is None:
             return None
+        self.log_extra["fault"] = fault
         if fault.get("delayMs"):
             time.sleep(fault["delayMs"] / 1000.0)
         status = fault.get("status")
@@ -1533,6 +1536,7 @@ class Handler(BaseHTTPRequestHandler):
             claims = None
         if not isinstance(claims, dict):
             raise google_error(400, "Invalid JWT payload: it must be a JSON object.")
+        self.log_extra["aud"] = claims.get("aud")
         now = time.time()
         if "exp" in claims:
             exp = claims["exp"]

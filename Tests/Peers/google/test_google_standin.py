@@ -944,7 +944,9 @@ def test_aws_credentials_from_environment_variables(env, monkeypatch):
     creds = aws.Credentials.from_info(aws_info(env, audience), scopes=[CLOUD])
     creds.refresh(transport())
     assert env.calls()["sts"]["byPrincipal"][prefix + AWS_DEFAULT_ARN] == 1
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", md["secretAccessKey"][:-1] + "x")  # signed with a wrong secret
+    secret = md["secretAccessKey"]
+    wrong = secret[:-1] + ("y" if secret.endswith("x") else "x")  # a random secret ends in "x" once in 64
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", wrong)  # signed with a wrong secret
     with pytest.raises(exceptions.OAuthError, match="invalid_grant: Received invalid AWS response of type "
                                                     "SignatureDoesNotMatch"):
         aws.Credentials.from_info(aws_info(env, audience), scopes=[CLOUD]).refresh(transport())

@@ -220,7 +220,8 @@ export PACE_MS
 
 # run_wrk NAME SERVER_PID ARGS...: runs wrk (bounded by its own -d plus a timeout), keeps its output in
 # $WORK/NAME.wrk, the gateway's and Redis's CPU time during the run, in microseconds, in $WORK/NAME.cpu and
-# $WORK/NAME.rcpu (the gateway's system CPU apart in $WORK/NAME.sys, its context switches in $WORK/NAME.ctx), and the scripts (EVAL, EVALSHA) Redis ran in $WORK/NAME.reval. Every response must be 2xx.
+# $WORK/NAME.rcpu (the gateway's system CPU apart in $WORK/NAME.sys, its context switches in $WORK/NAME.ctx), and
+# the scripts (EVAL, EVALSHA) Redis ran in $WORK/NAME.reval. Every response must be 2xx.
 run_wrk() {
     local name=$1 server=$2 before sys_before switches_before redis_before scripts_before
     shift 2

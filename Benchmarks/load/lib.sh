@@ -49,7 +49,9 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # sys_ticks PID: its system (kernel) CPU time alone, in clock ticks.
 sys_ticks() { awk '{ print $15 }' "/proc/$1/stat"; }
 # switches PID: context switches of all its threads so far, voluntary (it waited) and not (the scheduler took the core).
-switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }'; }
+switches() {
+    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }'
+}
 
 # wrk_field NAME rps|p50|p99|requests|seconds: one figure from a wrk report; latencies in milliseconds.
 wrk_field() {

@@ -74,7 +74,10 @@ for ((attempt = 0; attempt < 5; attempt++)); do
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
 done
-[[ -n $REDIS_PID ]] || { cat "$WORK/redis/redis.log" >&2; die "redis-server did not start on a free port in 5 attempts"; }
+if [[ -z $REDIS_PID ]]; then
+    cat "$WORK/redis/redis.log" >&2
+    die "redis-server did not start on a free port in 5 attempts"
+fi
 
 # --- Configurations: scale-out.sh's (a static-key provider, an api-key client) ---------------------------------
 API_KEY="tg_load_$(openssl rand -hex 16)"
@@ -90,7 +93,8 @@ objcopy --strip-debug "$TOKENGATE" "$WORK/tokengate.bin" || die "could not copy 
 # gateway NAME CONFIG: the gateway under callgrind, its dumps in $WORK/NAME.cg.*; sets PORT, ADMIN_PORT and PID.
 gateway() {
     LD_PRELOAD="$WORK/dispatch_main.so" start "$1" "$WORK/$1.out" valgrind --tool=callgrind \
-        --callgrind-out-file="$WORK/$1.cg" "$WORK/tokengate.bin" serve --config "$2" --port 0 --admin-port 0 --log-level info
+        --callgrind-out-file="$WORK/$1.cg" "$WORK/tokengate.bin" serve --config "$2" --port 0 --admin-port 0 \
+        --log-level info
     ADMIN_PORT=""
     for ((tries = 0; tries < 300; tries++)); do
         ADMIN_PORT="$(sed -n "s#^.* admin listening on http://$HOST:\([0-9]*\)\$#\1#p" "$WORK/$1.out" | head -n 1)"
